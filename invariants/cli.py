@@ -1,0 +1,108 @@
+"""``yunikorn-fsm check``: run the stateful checker and report every invariant."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis.stateful import run_state_machine_as_test
+
+from scheduler.errors import ConfigError
+
+from .registry import REGISTRY
+
+
+def add_check_command(sub: Any) -> None:
+    """Register the ``check`` subcommand on the main CLI's subparsers."""
+    p = sub.add_parser(
+        "check",
+        help="drive the scheduler at random and check every invariant after every step",
+    )
+    p.add_argument("--config", help="a queues.yaml to check instead of the embedded one")
+    p.add_argument("--examples", type=int, default=200, help="random runs (default 200)")
+    p.add_argument("--steps", type=int, default=50, help="steps per run (default 50)")
+    p.add_argument("--seed", type=int, default=None, help="make the run reproducible")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.set_defaults(func=run_check)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from .stateful import DEFAULT_CONFIG, make_machine
+
+    text = DEFAULT_CONFIG
+    if args.config:
+        try:
+            text = Path(args.config).read_text(encoding="utf-8")
+            machine = make_machine(text)
+        except (OSError, ConfigError) as exc:
+            print(f"yunikorn-fsm check: {exc}", file=sys.stderr)
+            return 2
+    else:
+        machine = make_machine(text)
+    runs = {"n": 0}
+    started = time.monotonic()
+    original_teardown = machine.teardown
+
+    def teardown(self: Any) -> None:
+        runs["n"] += 1
+        if not args.quiet and sys.stderr.isatty():
+            print(f"\r  {runs['n']} runs, {sum(machine.rule_counts.values())} steps",
+                  end="", file=sys.stderr, flush=True)
+        original_teardown(self)
+
+    machine.teardown = teardown  # type: ignore[method-assign]
+    test_settings = settings(
+        max_examples=args.examples,
+        stateful_step_count=args.steps,
+        deadline=None,
+        database=None,
+        derandomize=args.seed is None,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+        print_blob=False,
+    )
+    print(f"checking {len(REGISTRY)} invariants: {args.examples} runs of up to "
+          f"{args.steps} steps ({'embedded config' if not args.config else args.config})")
+    failure: BaseException | None = None
+    try:
+        if args.seed is not None:
+            from hypothesis.stateful import get_state_machine_test
+
+            test = get_state_machine_test(machine, settings=test_settings)
+            hypothesis_seed(args.seed)(test)()
+        else:
+            run_state_machine_as_test(machine, settings=test_settings)
+    except Exception as exc:  # the checker's whole point is to report this
+        failure = exc
+    if not args.quiet and sys.stderr.isatty():
+        print(file=sys.stderr)
+    elapsed = time.monotonic() - started
+    broken = _broken_invariants(failure)
+    print(f"\n{'invariant':<28} {'checks':>8}  result")
+    for name in REGISTRY:
+        checks = machine.invariant_checks.get(name, 0)
+        status = "VIOLATED" if name in broken else ("ok" if failure is None else "ok so far")
+        print(f"{name:<28} {checks:>8}  {status}")
+    print("\nrules exercised:")
+    for rule, count in sorted(machine.rule_counts.items()):
+        print(f"  {rule:<40} {count:>7}")
+    print(f"\n{runs['n']} runs in {elapsed:.1f}s")
+    if failure is None:
+        print("result: every invariant held after every step")
+        return 0
+    notes = "\n".join(getattr(failure, "__notes__", []))
+    print("\nresult: FAILED\n\nthe shrunk scenario, replayable step by step:\n"
+          f"{notes}\n\nthe error:\n{type(failure).__name__}: {failure}")
+    return 1
+
+
+def _broken_invariants(failure: BaseException | None) -> set[str]:
+    if failure is None:
+        return set()
+    text = str(failure)
+    return {name for name in REGISTRY if f"[{name}]" in text}

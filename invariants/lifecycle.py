@@ -1,0 +1,81 @@
+"""Lifecycle legality: every state was reached through a declared transition."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import statemachines
+from scheduler import Scheduler
+from statemachines import TransitionRecord
+
+from .registry import CheckContext, Violation, invariant
+from .walk import stateful_objects
+
+
+class LifecycleRecorder:
+    """Watches one scheduler and remembers every object's path through its lifecycle.
+
+    Each record is checked against the declaration as it happens; the
+    invariant then also compares every live object's current state with the
+    last state the recorder saw it reach, which catches a ``state`` assigned
+    without a trigger.
+    """
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self._paths: dict[int, tuple[Any, list[str]]] = {}
+        self.illegal: list[str] = []
+        self.count = 0
+        self._detach = scheduler.add_transition_observer(self.record)
+
+    def record(self, rec: TransitionRecord) -> None:
+        self.count += 1
+        lc = statemachines.LIFECYCLES[rec.lifecycle]
+        entry = self._paths.get(id(rec.obj))
+        if entry is None:
+            entry = (rec.obj, [lc.initial])
+            self._paths[id(rec.obj)] = entry
+        path = entry[1]
+        if path[-1] != rec.source:
+            self.illegal.append(
+                f"{rec.lifecycle} {getattr(rec.obj, 'event_id', '?')}: {rec.trigger} fired from "
+                f"{rec.source}, but the last recorded state was {path[-1]}")
+        if not lc.is_declared(rec.source, rec.trigger, rec.dest):
+            self.illegal.append(
+                f"{rec.lifecycle} {getattr(rec.obj, 'event_id', '?')}: undeclared edge "
+                f"{rec.source} --{rec.trigger}--> {rec.dest}")
+        path.append(rec.dest)
+
+    def path(self, obj: Any) -> list[str] | None:
+        entry = self._paths.get(id(obj))
+        return None if entry is None or entry[0] is not obj else list(entry[1])
+
+    def detach(self) -> None:
+        self._detach()
+
+
+@invariant(
+    "lifecycle.legal",
+    "Every state an object has ever been in was reached through a declared transition, "
+    "and its current state is the last one its lifecycle moved it to.",
+    "002 lifecycles of RM, AllocationAsk, Allocation and node; 001 application states",
+    "Some code changed a state without firing a trigger, or fired an edge the design "
+    "does not draw: the diagrams in docs/ no longer describe the running system.",
+    needs=("recorder",),
+)
+def _legal(ctx: CheckContext) -> Iterator[Violation]:
+    rec = ctx.recorder
+    assert rec is not None
+    for problem in rec.illegal:
+        yield Violation("lifecycle.legal", "transition", problem)
+    for name, obj, label in stateful_objects(ctx.scheduler):
+        lc = statemachines.LIFECYCLES[name]
+        if obj.state not in lc.states:
+            yield Violation("lifecycle.legal", label, f"state {obj.state!r} is not declared")
+            continue
+        path = rec.path(obj)
+        expected = path[-1] if path else lc.initial
+        if obj.state != expected:
+            yield Violation(
+                "lifecycle.legal", label,
+                f"is {obj.state} but its lifecycle last moved it to {expected}")

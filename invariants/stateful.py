@@ -1,0 +1,644 @@
+"""The stateful checker: a model shim drives the scheduler at random.
+
+A Hypothesis ``RuleBasedStateMachine`` whose rules are the things a shim and
+its cluster do: nodes come, change, drain and go; applications and asks are
+added and removed, valid and invalid; the scheduler runs; pods are released by
+the RM; core-initiated releases are confirmed late, twice, or not at all; the
+clock jumps past every timeout; the RM restarts and resyncs from what the shim
+knows; the configuration changes quotas or is invalid. Every registered
+invariant is checked after every step, and each rule checks the protocol
+answer it expects (a rejection for bad input, no state change).
+
+``make_machine(config_text)`` builds the machine for any queue configuration;
+``yunikorn-fsm check`` runs it (see :mod:`invariants.cli`).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from hypothesis import strategies as st
+from hypothesis import target
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from scheduler import ConfigError, ManualClock, Scheduler, si
+from scheduler.config import QueueConfig, SchedulerConfig, parse_config
+
+from .lifecycle import LifecycleRecorder
+from .registry import REGISTRY, CheckContext
+
+RM_ID = "checker-rm"
+TT = si.TerminationType
+
+DEFAULT_CONFIG = """\
+partitions:
+  - name: default
+    nodesortpolicy:
+      type: fair
+    queues:
+      - name: root
+        queues:
+          - name: a
+            submitacl: "*"
+            maxapplications: 2
+            resources:
+              guaranteed: {memory: 60}
+              max: {memory: 120, vcore: 20}
+          - name: b
+            submitacl: "alice"
+            properties:
+              application.sort.policy: fair
+            resources:
+              max: {memory: 150}
+            queues:
+              - name: b1
+                resources:
+                  max: {memory: 80}
+              - name: b2
+          - name: c
+            adminacl: " admins"
+            properties:
+              application.sort.policy: stateaware
+"""
+
+USERS = [("alice", []), ("bob", ["admins"]), ("carol", [])]
+BAD_CONFIGS = [
+    "partitions: [",
+    "partitions:\n  - name: default\n    queues:\n      - name: root\n"
+    "        queues:\n          - name: x\n          - name: x\n",
+    "partitions:\n  - name: default\n    queues:\n      - name: root\n"
+    "        queues:\n          - name: x\n            resources:\n"
+    "              guaranteed: {memory: 10}\n              max: {memory: 5}\n",
+    "partitions:\n  - name: default\n    queues:\n      - name: root\n"
+    "        queues:\n          - name: x\n            properties:\n"
+    "              application.sort.policy: random\n",
+]
+DELAYS = [0.5, 5.0, 29.0, 31.0, 61.0, 900.0, 3 * 24 * 3600.0 + 1]
+
+
+@dataclass
+class ShimAsk:
+    """What the shim remembers of an ask it sent."""
+
+    app_id: str
+    key: str
+    memory: int
+    vcore: int
+    repeats: int
+    priority: int
+    timeout_ms: int
+
+
+@dataclass
+class ModelShim:
+    """The RM side: what it was told, what it runs, what it must confirm."""
+
+    view: dict[str, tuple[str, str]] = field(default_factory=dict)
+    alloc_info: dict[str, si.Allocation] = field(default_factory=dict)
+    to_confirm: list[si.AllocationRelease] = field(default_factory=list)
+    confirmed: list[si.AllocationRelease] = field(default_factory=list)
+    apps: dict[str, tuple[str, str]] = field(default_factory=dict)
+    app_states: dict[str, str] = field(default_factory=dict)
+    rejected_apps: list[str] = field(default_factory=list)
+    rejected_asks: list[tuple[str, str]] = field(default_factory=list)
+    rejected_nodes: list[str] = field(default_factory=list)
+    accepted_nodes: list[str] = field(default_factory=list)
+    events: int = 0
+    reasons: list[str] = field(default_factory=list)
+    asks: dict[tuple[str, str], ShimAsk] = field(default_factory=dict)
+
+    # -- callback surface -------------------------------------------------
+    def update_allocation(self, response: si.AllocationResponse) -> None:
+        for a in response.new:
+            assert a.uuid not in self.view, f"allocation {a.uuid} announced twice"
+            self.view[a.uuid] = (a.application_id, a.node_id)
+            self.alloc_info[a.uuid] = a
+        for r in response.released:
+            if r.termination_type == TT.STOPPED_BY_RM:
+                self.view.pop(r.uuid, None)
+            else:
+                assert r.uuid in self.view, f"core released {r.uuid}, which the shim never ran"
+                self.to_confirm.append(r)
+        for k in response.rejected:
+            assert k.reason, "a rejection must say why"
+            self.rejected_asks.append((k.application_id, k.allocation_key))
+            self.reasons.append(k.reason)
+
+    def update_application(self, response: si.ApplicationResponse) -> None:
+        for a in response.accepted:
+            self.app_states[a.application_id] = "New"
+        for r in response.rejected:
+            assert r.reason, "a rejection must say why"
+            self.rejected_apps.append(r.application_id)
+        for u in response.updated:
+            self.app_states[u.application_id] = u.state
+
+    def update_node(self, response: si.NodeResponse) -> None:
+        for n in response.rejected:
+            assert n.reason, "a rejection must say why"
+            self.rejected_nodes.append(n.node_id)
+        self.accepted_nodes += [n.node_id for n in response.accepted]
+
+    def send_event(self, events: list[si.EventRecord]) -> None:
+        self.events += len(events)
+
+    def update_container_scheduling_state(
+        self, request: si.UpdateContainerSchedulingStateRequest
+    ) -> None:
+        assert request.state != si.SchedulingState.UNKNOWN_SCHEDULING_STATE
+
+
+def _chains(queues: list[QueueConfig], above: tuple[QueueConfig, ...] = ()
+            ) -> dict[str, tuple[QueueConfig, ...]]:
+    """Every queue path with its chain of configs from the queue up to root."""
+    out: dict[str, tuple[QueueConfig, ...]] = {}
+    for q in queues:
+        chain = (q, *above)
+        out[".".join(c.name for c in reversed(chain))] = chain
+        out.update(_chains(q.queues, chain))
+    return out
+
+
+def _allowed(chain: tuple[QueueConfig, ...], user: str, groups: list[str]) -> bool:
+    """YuniKorn's submit check, restated from the config: any level's submit or admin ACL."""
+    return any(acl.allows(user, groups) for q in chain for acl in (q.submit_acl, q.admin_acl))
+
+
+def _leaves(queues: list[QueueConfig], prefix: str = "") -> tuple[list[str], list[str]]:
+    leaves: list[str] = []
+    parents: list[str] = []
+    for q in queues:
+        path = f"{prefix}.{q.name}" if prefix else q.name
+        if q.is_parent:
+            parents.append(path)
+            sub_leaves, sub_parents = _leaves(q.queues, path)
+            leaves += sub_leaves
+            parents += sub_parents
+        else:
+            leaves.append(path)
+    return leaves, parents
+
+
+def _with_max_memory(config: SchedulerConfig, factor: float) -> str:
+    """The same configuration with every queue's memory max scaled (rounded, >= 1)."""
+    data = config.model_dump(mode="python", exclude_defaults=True)
+
+    def walk(queues: list[dict[str, Any]]) -> None:
+        for q in queues:
+            mx = q.get("resources", {}).get("max", {})
+            if "memory" in mx:
+                mx["memory"] = max(1, int(mx["memory"] * factor))
+            g = q.get("resources", {}).get("guaranteed", {})
+            if "memory" in g and "memory" in mx:
+                g["memory"] = min(g["memory"], mx["memory"])
+            if "vcore" in mx:
+                mx["vcore"] = f"{mx['vcore']}m"
+            if "vcore" in g:
+                g["vcore"] = f"{g['vcore']}m"
+            walk(q.get("queues", []))
+
+    for p in data.get("partitions", []):
+        walk(p.get("queues", []))
+    return json.dumps(data)
+
+
+class CheckerMachine(RuleBasedStateMachine):
+    """The base of every machine :func:`make_machine` builds: run statistics per class."""
+
+    rule_counts: ClassVar[Counter[str]]
+    invariant_checks: ClassVar[Counter[str]]
+
+
+def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
+    """A state machine class bound to one queue configuration."""
+    config = parse_config(config_text)
+    partition_cfg = config.partitions[0]
+    partition_name = partition_cfg.name
+    leaves, parents = _leaves(partition_cfg.queues)
+    chains = _chains(partition_cfg.queues)
+    submittable = [(leaf, user) for leaf in leaves for user in USERS
+                   if _allowed(chains[leaf], user[0], user[1])]
+    forbidden = [(leaf, user) for leaf in leaves for user in USERS
+                 if not _allowed(chains[leaf], user[0], user[1])]
+    bad_queues = [*parents, "root.nosuchqueue"]
+
+    class SchedulerMachine(CheckerMachine):
+        """Rules a shim and its cluster can do; every invariant after every step."""
+
+        rule_counts: ClassVar[Counter[str]] = Counter()
+        invariant_checks: ClassVar[Counter[str]] = Counter()
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.clock = ManualClock(start=1_000.0)
+            self.api = Scheduler(clock=self.clock)
+            self.recorder = LifecycleRecorder(self.api)
+            self.shim = ModelShim()
+            self.config_text = config_text
+            self.config = config
+            self.next_id = 0
+            self.nodes: dict[str, dict[str, int]] = {}
+            self.peak_running = 0
+            self.peak_releasing = 0
+
+        # -- helpers ------------------------------------------------------
+        def _count(self, name: str) -> None:
+            type(self).rule_counts[name] += 1
+
+        def _new_id(self, prefix: str) -> str:
+            self.next_id += 1
+            return f"{prefix}{self.next_id}"
+
+        def _dump(self) -> str:
+            return json.dumps(self.api.state_dump(), sort_keys=True)
+
+        def _register(self) -> None:
+            self.api.register_resource_manager(
+                si.RegisterResourceManagerRequest(rm_id=RM_ID, policy_group="queues",
+                                                  config=self.config_text), self.shim)
+
+        def _live_apps(self) -> list[str]:
+            return sorted(a for a, s in self.shim.app_states.items()
+                          if s not in ("Completed", "Failed", "Rejected", "Expired"))
+
+        # -- set-up -------------------------------------------------------
+        @initialize(nodes=st.integers(0, 3),
+                    apps=st.lists(st.sampled_from(submittable), max_size=2)
+                    if submittable else st.just([]))
+        def register(self, nodes: int, apps: list[tuple[str, tuple[str, list[str]]]]) -> None:
+            """Register the RM, then start from a small cluster (so rules find work)."""
+            self._register()
+            assert self.api.state_dump()["rms"] == [{"rm_id": RM_ID, "state": "Running"}]
+            for _ in range(nodes):
+                self.add_node(memory=100, vcore=8, occupied=0)
+            for choice in apps:
+                self.add_app(choice)
+
+        # -- nodes --------------------------------------------------------
+        @rule(memory=st.sampled_from([20, 40, 100]), vcore=st.sampled_from([2, 8]),
+              occupied=st.sampled_from([0, 0, 10]))
+        def add_node(self, memory: int, vcore: int, occupied: int) -> None:
+            self._count("add_node")
+            node_id = self._new_id("node-")
+            occ = si.Resource.of(memory=occupied) if occupied else None
+            self.api.update_node(si.NodeRequest(rm_id=RM_ID, nodes=[si.NodeInfo(
+                node_id=node_id, action=si.NodeAction.CREATE, occupied_resource=occ,
+                schedulable_resource=si.Resource.of(memory=memory, vcore=vcore))]))
+            assert node_id in self.shim.accepted_nodes
+            self.nodes[node_id] = {"memory": memory, "vcore": vcore}
+
+        @precondition(lambda self: bool(self.nodes))
+        @rule(data=st.data(), memory=st.sampled_from([10, 40, 120]),
+              occupied=st.sampled_from([0, 5, 30]))
+        def update_node(self, data: st.DataObject, memory: int, occupied: int) -> None:
+            self._count("update_node")
+            node_id = data.draw(st.sampled_from(sorted(self.nodes)))
+            self.api.update_node(si.NodeRequest(rm_id=RM_ID, nodes=[si.NodeInfo(
+                node_id=node_id, action=si.NodeAction.UPDATE,
+                schedulable_resource=si.Resource.of(memory=memory, vcore=8),
+                occupied_resource=si.Resource.of(memory=occupied))]))
+
+        @precondition(lambda self: bool(self.nodes))
+        @rule(data=st.data(), action=st.sampled_from([
+            si.NodeAction.DRAIN_NODE, si.NodeAction.DRAIN_TO_SCHEDULABLE,
+            si.NodeAction.DECOMISSION]))
+        def node_action(self, data: st.DataObject, action: si.NodeAction) -> None:
+            self._count(f"node_{action.name.lower()}")
+            node_id = data.draw(st.sampled_from(sorted(self.nodes)))
+            self.api.update_node(si.NodeRequest(rm_id=RM_ID, nodes=[si.NodeInfo(
+                node_id=node_id, action=action)]))
+            if action == si.NodeAction.DECOMISSION:
+                del self.nodes[node_id]
+                assert all(n != node_id for _a, n in self.shim.view.values()), \
+                    "allocations on a decommissioned node must be reported released"
+
+        # -- applications -------------------------------------------------
+        @precondition(lambda self: bool(submittable))
+        @rule(choice=st.sampled_from(submittable))
+        def add_app(self, choice: tuple[str, tuple[str, list[str]]]) -> None:
+            """A valid submission: a leaf queue and a user its ACLs allow."""
+            self._count("add_app")
+            queue, (user, groups) = choice
+            app_id = self._new_id("app-")
+            self._submit(app_id, queue, user, groups, partition_name)
+            assert self.shim.app_states.get(app_id) == "New", \
+                f"{user} may submit to {queue} but {app_id} was not accepted"
+            self.shim.apps[app_id] = (queue, user)
+
+        @rule(kind=st.sampled_from(["queue", "acl", "duplicate", "partition", "resubmit"]),
+              data=st.data())
+        def add_bad_app(self, kind: str, data: st.DataObject) -> None:
+            """A submission the core must refuse, or a resubmission of a finished id."""
+            self._count(f"add_bad_app:{kind}")
+            live = self._live_apps()
+            finished = sorted(a for a in self.shim.app_states if a not in live)
+            queue, (user, groups) = submittable[0] if submittable else (leaves[0], USERS[0])
+            partition = partition_name
+            if kind == "queue":
+                queue = data.draw(st.sampled_from(bad_queues))
+                app_id = self._new_id("app-")
+            elif kind == "acl" and forbidden:
+                queue, (user, groups) = data.draw(st.sampled_from(forbidden))
+                app_id = self._new_id("app-")
+            elif kind == "duplicate" and live:
+                app_id = data.draw(st.sampled_from(live))
+            elif kind == "resubmit" and finished and submittable:
+                app_id = data.draw(st.sampled_from(finished))
+                self._submit(app_id, queue, user, groups, partition)
+                assert self.shim.app_states.get(app_id) == "New", \
+                    f"finished application {app_id} could not be submitted again"
+                self.shim.apps[app_id] = (queue, user)
+                return
+            else:
+                partition = "no-such-partition"
+                app_id = self._new_id("app-")
+            live_before = app_id in live
+            before = self.api.state_dump()
+            self._submit(app_id, queue, user, groups, partition)
+            assert self.shim.rejected_apps and self.shim.rejected_apps[-1] == app_id, \
+                f"bad submission ({kind}) of {app_id} was not rejected"
+            _assert_only_rejected_app_added(before, self.api.state_dump(), app_id, live_before)
+
+        def _submit(self, app_id: str, queue: str, user: str, groups: list[str],
+                    partition: str) -> None:
+            self.api.update_application(si.ApplicationRequest(rm_id=RM_ID, new=[
+                si.AddApplicationRequest(
+                    application_id=app_id, queue_name=queue, partition_name=partition,
+                    ugi=si.UserGroupInformation(user=user, groups=groups))]))
+
+        @precondition(lambda self: bool(self.shim.app_states))
+        @rule(data=st.data())
+        def remove_app(self, data: st.DataObject) -> None:
+            self._count("remove_app")
+            app_id = data.draw(st.sampled_from(sorted(self.shim.app_states)))
+            self.api.update_application(si.ApplicationRequest(rm_id=RM_ID, remove=[
+                si.RemoveApplicationRequest(application_id=app_id,
+                                            partition_name=partition_name)]))
+            held = [u for u, (a, _n) in self.shim.view.items() if a == app_id]
+            assert not held, f"removed application {app_id} still holds {held}"
+            self.shim.to_confirm = [r for r in self.shim.to_confirm if r.application_id != app_id]
+            self.shim.app_states.pop(app_id, None)
+            self.shim.apps.pop(app_id, None)
+            self.shim.asks = {k: v for k, v in self.shim.asks.items() if k[0] != app_id}
+
+        # -- asks ---------------------------------------------------------
+        @precondition(lambda self: bool(self._live_apps()))
+        @rule(data=st.data(), memory=st.sampled_from([5, 10, 30, 50]),
+              repeats=st.integers(1, 3), priority=st.sampled_from([0, 0, 5]),
+              timeout=st.sampled_from([0, 0, 20_000]), reuse_key=st.booleans(),
+              then_schedule=st.booleans())
+        def add_ask(self, data: st.DataObject, memory: int, repeats: int, priority: int,
+                    timeout: int, reuse_key: bool, then_schedule: bool) -> None:
+            self._count("add_ask")
+            app_id = data.draw(st.sampled_from(self._live_apps()))
+            mine = sorted(k for (a, k) in self.shim.asks if a == app_id)
+            key = data.draw(st.sampled_from(mine)) if reuse_key and mine else self._new_id("ask-")
+            before = self._dump()
+            n_rejected = len(self.shim.rejected_asks)
+            self.api.update_allocation(si.AllocationRequest(rm_id=RM_ID, asks=[si.AllocationAsk(
+                allocation_key=key, application_id=app_id, partition_name=partition_name,
+                resource_ask=si.Resource.of(memory=memory, vcore=1), max_allocations=repeats,
+                priority=priority, execution_timeout_milli_seconds=timeout)]))
+            if len(self.shim.rejected_asks) > n_rejected:
+                self._count("add_ask:rejected")
+                assert self.shim.rejected_asks[-1] == (app_id, key)
+                assert self._dump() == before, "a rejected ask must change nothing"
+            else:
+                self.shim.asks[(app_id, key)] = ShimAsk(app_id, key, memory, 1, repeats,
+                                                        priority, timeout)
+            if then_schedule:
+                self.schedule()
+
+        @precondition(lambda self: bool(self.shim.asks))
+        @rule(data=st.data(), whole_app=st.booleans())
+        def remove_ask(self, data: st.DataObject, whole_app: bool) -> None:
+            self._count("remove_ask")
+            app_id, key = data.draw(st.sampled_from(sorted(self.shim.asks)))
+            self.api.update_allocation(si.AllocationRequest(
+                rm_id=RM_ID, releases=si.AllocationReleasesRequest(allocation_asks_to_release=[
+                    si.AllocationAskRelease(partition_name=partition_name, application_id=app_id,
+                                            allocation_key="" if whole_app else key,
+                                            termination_type=TT.STOPPED_BY_RM)])))
+            for k in [k for k in self.shim.asks if k[0] == app_id and (whole_app or k[1] == key)]:
+                del self.shim.asks[k]
+            dump_apps = {a["application_id"]: a for p in self.api.state_dump()["partitions"]
+                         for a in p["applications"]}
+            app = dump_apps.get(app_id)
+            if app is not None:
+                pending = [k for k in app["asks"] if k["state"] == "Pending"
+                           and (whole_app or k["allocation_key"] == key)]
+                assert not pending, f"released asks still pending: {pending}"
+
+        # -- scheduling and time ------------------------------------------
+        @rule()
+        def schedule(self) -> None:
+            self._count("schedule")
+            made = self.api.schedule()
+            if made:
+                self._count("schedule:allocated")
+
+        @rule(delay=st.sampled_from(DELAYS))
+        def advance_clock(self, delay: float) -> None:
+            self._count("advance_clock")
+            self.clock.advance(delay)
+            self.api.schedule()
+
+        # -- releases -----------------------------------------------------
+        @precondition(lambda self: bool(self.shim.view))
+        @rule(data=st.data(), whole_app=st.booleans())
+        def rm_release(self, data: st.DataObject, whole_app: bool) -> None:
+            self._count("rm_release")
+            uuid = data.draw(st.sampled_from(sorted(self.shim.view)))
+            app_id = self.shim.view[uuid][0]
+            targets = [u for u, (a, _n) in self.shim.view.items() if a == app_id] \
+                if whole_app else [uuid]
+            for u in targets:
+                self.shim.view.pop(u)
+            self.shim.to_confirm = [r for r in self.shim.to_confirm if r.uuid not in targets]
+            self.api.update_allocation(si.AllocationRequest(
+                rm_id=RM_ID, releases=si.AllocationReleasesRequest(allocations_to_release=[
+                    si.AllocationRelease(partition_name=partition_name, application_id=app_id,
+                                         uuid="" if whole_app else uuid,
+                                         termination_type=TT.STOPPED_BY_RM)])))
+
+        @precondition(lambda self: bool(self.shim.to_confirm))
+        @rule(data=st.data(), duplicate=st.booleans())
+        def confirm_release(self, data: st.DataObject, duplicate: bool) -> None:
+            self._count("confirm_release")
+            i = data.draw(st.integers(0, len(self.shim.to_confirm) - 1))
+            rel = self.shim.to_confirm.pop(i)
+            self.shim.view.pop(rel.uuid, None)
+            self.shim.confirmed.append(rel)
+            request = si.AllocationRequest(rm_id=RM_ID, releases=si.AllocationReleasesRequest(
+                allocations_to_release=[rel]))
+            self.api.update_allocation(request)
+            if duplicate:
+                self._count("confirm_release:duplicate")
+                before = self._dump()
+                self.api.update_allocation(request)
+                assert self._dump() == before, "a duplicate confirmation must change nothing"
+
+        # -- RM lifecycle -------------------------------------------------
+        @rule(lose_connection=st.booleans())
+        def rm_restart(self, lose_connection: bool) -> None:
+            """The RM restarts (after losing the connection or not) and resyncs."""
+            self._count("rm_restart")
+            if lose_connection:
+                self.api.connection_lost(RM_ID)
+                before = self._dump()
+                self.api.update_node(si.NodeRequest(rm_id=RM_ID, nodes=[si.NodeInfo(
+                    node_id="while-paused", action=si.NodeAction.CREATE,
+                    schedulable_resource=si.Resource.of(memory=10))]))
+                assert self.shim.rejected_nodes[-1] == "while-paused"
+                assert self._dump() == before, "a paused RM's request must change nothing"
+            view = dict(self.shim.view)
+            self.shim.to_confirm.clear()
+            self._register()
+            apps = {a: self.shim.apps[a] for a in self._live_apps() if a in self.shim.apps}
+            self.shim.app_states = {}
+            if apps:
+                self.api.update_application(si.ApplicationRequest(rm_id=RM_ID, new=[
+                    si.AddApplicationRequest(
+                        application_id=a, queue_name=q, partition_name=partition_name,
+                        ugi=si.UserGroupInformation(
+                            user=u, groups=dict(USERS).get(u, [])))
+                    for a, (q, u) in apps.items()]))
+            nodes = []
+            for node_id in sorted(self.nodes):
+                existing = [self.shim.alloc_info[u] for u, (a, n) in view.items()
+                            if n == node_id and a in apps]
+                nodes.append(si.NodeInfo(
+                    node_id=node_id, action=si.NodeAction.CREATE,
+                    schedulable_resource=si.Resource.of(**self.nodes[node_id]),
+                    existing_allocations=existing))
+            self.shim.view = {}
+            if nodes:
+                self.api.update_node(si.NodeRequest(rm_id=RM_ID, nodes=nodes))
+            for node in nodes:
+                for a in node.existing_allocations:
+                    self.shim.view[a.uuid] = (a.application_id, a.node_id)
+            core = {a["uuid"] for p in self.api.state_dump()["partitions"]
+                    for app in p["applications"] for a in app["allocations"]}
+            assert core == set(self.shim.view), "recovery lost or invented allocations"
+            self.shim.asks = {k: v for k, v in self.shim.asks.items() if k[0] in apps}
+            running = Counter((a.application_id, a.allocation_key)
+                              for u, a in self.shim.alloc_info.items() if u in self.shim.view)
+            resend = [
+                si.AllocationAsk(
+                    allocation_key=k.key, application_id=k.app_id, partition_name=partition_name,
+                    resource_ask=si.Resource.of(memory=k.memory, vcore=k.vcore),
+                    max_allocations=k.repeats, priority=k.priority,
+                    execution_timeout_milli_seconds=k.timeout_ms)
+                for k in self.shim.asks.values() if running[(k.app_id, k.key)] < k.repeats]
+            if resend:
+                self.api.update_allocation(si.AllocationRequest(rm_id=RM_ID, asks=resend))
+
+        # -- configuration ------------------------------------------------
+        @rule(factor=st.sampled_from([0.25, 0.5, 1.0, 2.0]))
+        def update_config(self, factor: float) -> None:
+            self._count("update_config")
+            self.config_text = _with_max_memory(self.config, factor)
+            self.api.update_configuration(si.UpdateConfigurationRequest(
+                rm_id=RM_ID, config=self.config_text))
+
+        @rule(kind=st.sampled_from(["duplicate_node", "unknown_node", "unknown_release",
+                                    "unknown_confirmation", "ghost_ask", "zero_ask",
+                                    "unknown_partition_ask", "bad_config", "bad_config_quota"]),
+              data=st.data())
+        def bad_request(self, kind: str, data: st.DataObject) -> None:
+            """A request the core must refuse or ignore, with no change of state."""
+            self._count(f"bad_request:{kind}")
+            before = self._dump()
+            n_nodes, n_asks = len(self.shim.rejected_nodes), len(self.shim.rejected_asks)
+            if kind == "duplicate_node" or kind == "unknown_node":
+                node_id = (data.draw(st.sampled_from(sorted(self.nodes)))
+                           if kind == "duplicate_node" and self.nodes else "ghost-node")
+                action = si.NodeAction.CREATE if node_id != "ghost-node" else si.NodeAction.UPDATE
+                self.api.update_node(si.NodeRequest(rm_id=RM_ID, nodes=[si.NodeInfo(
+                    node_id=node_id, action=action,
+                    schedulable_resource=si.Resource.of(memory=10))]))
+                assert self.shim.rejected_nodes[n_nodes:] == [node_id]
+            elif kind in ("unknown_release", "unknown_confirmation"):
+                ttype = TT.STOPPED_BY_RM if kind == "unknown_release" else data.draw(
+                    st.sampled_from([TT.TIMEOUT, TT.PLACEHOLDER_REPLACED,
+                                     TT.PREEMPTED_BY_SCHEDULER]))
+                uuid = "ghost-uuid"
+                if kind == "unknown_confirmation" and self.shim.view:
+                    uuid = data.draw(st.sampled_from(sorted(self.shim.view)))
+                    if any(r.uuid == uuid for r in self.shim.to_confirm):
+                        return
+                self.api.update_allocation(si.AllocationRequest(
+                    rm_id=RM_ID, releases=si.AllocationReleasesRequest(allocations_to_release=[
+                        si.AllocationRelease(partition_name=partition_name,
+                                             application_id=self.shim.view.get(uuid, ("", ""))[0],
+                                             uuid=uuid, termination_type=ttype)])))
+            elif kind in ("ghost_ask", "zero_ask", "unknown_partition_ask"):
+                live = self._live_apps()
+                app_id = "ghost-app" if kind == "ghost_ask" or not live else live[0]
+                resource = si.Resource.of(memory=0) if kind == "zero_ask" else \
+                    si.Resource.of(memory=5)
+                partition = "nowhere" if kind == "unknown_partition_ask" else partition_name
+                key = self._new_id("bad-ask-")
+                self.api.update_allocation(si.AllocationRequest(rm_id=RM_ID, asks=[
+                    si.AllocationAsk(allocation_key=key, application_id=app_id,
+                                     partition_name=partition, resource_ask=resource)]))
+                assert self.shim.rejected_asks[n_asks:] == [(app_id, key)]
+            else:
+                bad = BAD_CONFIGS[0] if kind == "bad_config" else data.draw(
+                    st.sampled_from(BAD_CONFIGS[1:]))
+                try:
+                    self.api.update_configuration(si.UpdateConfigurationRequest(
+                        rm_id=RM_ID, config=bad))
+                except ConfigError as exc:
+                    assert exc.reason
+                else:
+                    raise AssertionError("an invalid configuration was accepted")
+            assert self._dump() == before, f"a bad request ({kind}) changed the state"
+
+        # -- invariants ---------------------------------------------------
+        @invariant()
+        def every_invariant_holds(self) -> None:
+            ctx = CheckContext(self.api, recorder=self.recorder, shim_view=self.shim.view)
+            problems = []
+            for name, inv in REGISTRY.items():
+                type(self).invariant_checks[name] += 1
+                problems += inv.run(ctx)
+            if problems:
+                raise AssertionError("invariant violated:\n" + "\n".join(
+                    f"  {p}" for p in problems))
+            self.peak_running = max(self.peak_running, len(self.shim.view))
+            self.peak_releasing = max(self.peak_releasing, len(self.shim.to_confirm))
+
+        def teardown(self) -> None:
+            # Steer generation towards runs that hold and release more (targeted PBT).
+            target(float(self.peak_running), label="allocations the shim runs")
+            target(float(self.peak_releasing), label="releases awaiting confirmation")
+            self.recorder.detach()
+
+    SchedulerMachine.__name__ = "SchedulerMachine"
+    return SchedulerMachine
+
+
+def _assert_only_rejected_app_added(
+    before: dict[str, Any], after: dict[str, Any], app_id: str, live_before: bool
+) -> None:
+    """A rejected submission adds at most a Rejected record for its id; nothing else moves."""
+    b = copy.deepcopy(before)
+    a = copy.deepcopy(after)
+    for dump in (a, b):
+        for p in dump["partitions"]:
+            p["applications"] = [x for x in p["applications"]
+                                 if x["application_id"] != app_id or live_before]
+    assert a == b, "a rejected application changed the scheduler's state"
+    if not live_before:
+        states = [x["state"] for p in after["partitions"] for x in p["applications"]
+                  if x["application_id"] == app_id]
+        assert states in ([], ["Rejected"]), f"rejected application recorded as {states}"
+
+
+SchedulerMachine = make_machine()
+TestScheduler = SchedulerMachine.TestCase

@@ -1,0 +1,119 @@
+"""The ``yunikorn-fsm`` command line (also ``python -m scheduler``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def _cmd_diagrams(args: argparse.Namespace) -> int:
+    import statemachines
+    from statemachines.diagrams import embed, write_diagrams
+
+    svg = True if args.svg else (False if args.no_svg else None)
+    try:
+        paths = write_diagrams(statemachines.LIFECYCLES.values(), Path(args.out), svg=svg)
+    except FileNotFoundError as exc:
+        print(f"yunikorn-fsm diagrams: {exc}", file=sys.stderr)
+        return 2
+    for doc in args.embed or ():
+        page = Path(doc)
+        page.write_text(embed(page.read_text(encoding="utf-8"),
+                              statemachines.LIFECYCLES.values()), encoding="utf-8")
+        paths.append(page)
+    for path in paths:
+        print(path)
+    return 0
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from .si import write_json_schemas
+
+    for path in write_json_schemas(Path(args.out)):
+        print(path)
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from .config import load_config_file
+    from .errors import ConfigError
+
+    try:
+        config = load_config_file(args.file)
+    except ConfigError as exc:
+        where = f"{exc.path}: " if exc.path else ""
+        print(f"{args.file}: invalid: {where}{exc.reason}", file=sys.stderr)
+        return 1
+    queues = sum(_count_queues(p.queues) for p in config.partitions)
+    print(f"{args.file}: valid ({len(config.partitions)} partition(s), {queues} queue(s))")
+    return 0
+
+
+def _count_queues(queues: Sequence[object]) -> int:
+    return sum(1 + _count_queues(getattr(q, "queues", [])) for q in queues)
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import run
+
+    sizes = [int(n) for n in str(args.nodes).split(",") if n.strip()]
+    if len(sizes) == 1:
+        print(json.dumps(run(sizes[0], args.pods)), flush=True)
+        return 0
+    # One process per size, so each peak RSS is that run's own.
+    for n in sizes:
+        out = subprocess.run(
+            [sys.executable, "-m", "scheduler", "bench", "--nodes", str(n), "--pods",
+             str(args.pods)], check=True, capture_output=True, text=True)
+        print(out.stdout.strip().splitlines()[-1], flush=True)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="yunikorn-fsm",
+        description="Apache YuniKorn's scheduler core as declarative, checked state machines.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("diagrams", help="write one Mermaid (and SVG) diagram per lifecycle")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--embed", action="append", metavar="PAGE",
+                   help="also refresh the generated diagram blocks inside this Markdown page")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--svg", action="store_true", help="require SVG output (needs graphviz dot)")
+    g.add_argument("--no-svg", action="store_true", help="never write SVG")
+    p.set_defaults(func=_cmd_diagrams)
+
+    p = sub.add_parser("schema", help="write the JSON Schema of every SI message")
+    p.add_argument("--out", required=True, help="output directory")
+    p.set_defaults(func=_cmd_schema)
+
+    p = sub.add_parser("validate-config", help="validate a YuniKorn queues.yaml")
+    p.add_argument("file")
+    p.set_defaults(func=_cmd_validate)
+
+    p = sub.add_parser("bench", help="the scheduling benchmark (YuniKorn BenchmarkScheduling)")
+    p.add_argument("--nodes", default="5000",
+                   help="number of nodes, or a comma-separated list (one process each)")
+    p.add_argument("--pods", type=int, default=10000, help="number of pods to allocate")
+    p.set_defaults(func=_cmd_bench)
+
+    from invariants.cli import add_check_command
+
+    add_check_command(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

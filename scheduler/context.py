@@ -1,0 +1,143 @@
+"""Services shared by every partition of one scheduler instance.
+
+The clock, the timers, the per-RM outboxes, the deterministic id and sequence
+counters, and the single place where objects change state (:meth:`fire`). The
+scheduler owns one :class:`CoreContext`; partitions receive it.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from statemachines import Observer, TransitionRecord
+
+from . import si
+from .clock import Clock
+from .outbox import RMOutbox
+
+EVENT_TYPES = {
+    "application": si.EventRecordType.APP,
+    "ask": si.EventRecordType.REQUEST,
+    "allocation": si.EventRecordType.REQUEST,
+    "node": si.EventRecordType.NODE,
+    "object": si.EventRecordType.QUEUE,
+}
+
+
+class _HasLifecycle(Protocol):
+    state: str
+
+    @property
+    def event_id(self) -> str: ...
+
+
+class Timer:
+    """A scheduled call; cancelled by bumping the owner's token (lazy deletion)."""
+
+    __slots__ = ("due", "kind", "seq", "target", "token")
+
+    def __init__(self, due: float, seq: int, kind: str, target: Any, token: int) -> None:
+        self.due = due
+        self.seq = seq
+        self.kind = kind
+        self.target = target
+        self.token = token
+
+    def __lt__(self, other: Timer) -> bool:
+        return (self.due, self.seq) < (other.due, other.seq)
+
+
+class CoreContext:
+    """Clock, timers, outboxes and counters of one scheduler."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.outboxes: dict[str, RMOutbox] = {}
+        self.callbacks: dict[str, Any] = {}
+        self.observers: list[Observer] = []
+        self._timers: list[Timer] = []
+        self._seq = 0
+        self._uuid = 0
+        self.emit_events = True
+
+    # -- sequencing ---------------------------------------------------------
+    def next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def new_uuid(self, app_id: str, ask_key: str, taken: Callable[[str], bool]) -> str:
+        """A deterministic allocation uuid, unique against ``taken`` (recovered ones)."""
+        while True:
+            self._uuid += 1
+            uuid = f"{app_id}-{ask_key}-{self._uuid}"
+            if not taken(uuid):
+                return uuid
+
+    # -- outboxes -----------------------------------------------------------
+    def outbox(self, rm_id: str) -> RMOutbox:
+        box = self.outboxes.get(rm_id)
+        if box is None:
+            box = self.outboxes[rm_id] = RMOutbox()
+        return box
+
+    def event(
+        self,
+        rm_id: str,
+        kind: si.EventRecordType,
+        object_id: str,
+        message: str,
+        change: si.EventChangeType = si.EventChangeType.NONE,
+        reference_id: str = "",
+    ) -> None:
+        if self.emit_events:
+            self.outbox(rm_id).events.append(
+                (kind, object_id, reference_id, message, change, int(self.clock.now() * 1e9))
+            )
+
+    # -- state changes ------------------------------------------------------
+    def fire(self, obj: Any, trigger: str, rm_id: str, reference_id: str = "") -> str:
+        """Move ``obj`` along ``trigger`` and report the transition as an event."""
+        lc = obj.LIFECYCLE
+        source = obj.state
+        dest: str = lc.fire(obj, trigger)
+        if self.emit_events and lc.name in EVENT_TYPES:
+            self.outbox(rm_id).events.append((
+                EVENT_TYPES[lc.name],
+                obj.event_id,
+                reference_id,
+                f"{lc.name} {trigger}: {source} -> {dest}",
+                si.EventChangeType.SET,
+                int(self.clock.now() * 1e9),
+            ))
+        if self.observers:
+            record = TransitionRecord(lc.name, obj, trigger, source, dest)
+            for observer in self.observers:
+                observer(record)
+        return dest
+
+    # -- timers -------------------------------------------------------------
+    def schedule_timer(self, delay: float, kind: str, target: Any, token: int) -> None:
+        heapq.heappush(
+            self._timers, Timer(self.clock.now() + delay, self.next_seq(), kind, target, token)
+        )
+
+    def due_timers(self) -> list[Timer]:
+        """Pop every timer due at ``clock.now()``, in (due, creation) order."""
+        now = self.clock.now()
+        out: list[Timer] = []
+        while self._timers and self._timers[0].due <= now:
+            out.append(heapq.heappop(self._timers))
+        return out
+
+    def next_due(self) -> float | None:
+        return self._timers[0].due if self._timers else None
+
+    def pending_timer_count(self) -> int:
+        return len(self._timers)
+
+
+def describe(record: TransitionRecord) -> str:
+    """One line for logs and traces."""
+    return f"{record.lifecycle} {record.trigger}: {record.source} -> {record.dest}"

@@ -1,0 +1,390 @@
+"""``Scheduler``: the SchedulerAPI of ``002_1c9dede00f6609b9.txt`` behind one lock.
+
+Requests are routed to the RM that sent them and the partition that owns the
+object; the partition changes its objects through their lifecycles and writes
+what the RM must hear into an outbox; at the end of the call the outboxes are
+turned into SI messages and delivered through the RM's callback.
+
+Locking. ``003_df6a88229d753a2b.txt`` ("Locking after merge") describes one lock
+per object with a lock order, to let Go goroutines schedule and update in
+parallel. Python threads do not run Python code in parallel, so fine-grained
+locks would add deadlock risk and no throughput: the core has one re-entrant
+state lock held for the whole of each API call and each scheduling cycle.
+Callbacks are delivered after the state lock is released, in the global order
+the decisions were made, under a separate delivery lock; a callback may call
+the API again (its messages are delivered right after the current callback
+returns). A callback must not block waiting for another thread's API call, and
+``predicates`` must not call the API at all (it runs inside the cycle).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, ClassVar
+
+import statemachines
+from statemachines import Lifecycle, Observer
+
+from . import si
+from .clock import Clock, SystemClock
+from .config import DEFAULT_CONFIG_YAML, SchedulerConfig, parse_config
+from .context import CoreContext
+from .errors import ConfigError
+from .outbox import Delivery
+from .partition import Partition
+
+log = logging.getLogger("yunikorn_fsm")
+
+NODE_PARTITION_ATTRIBUTE = "si/node-partition"
+
+
+class ResourceManager:
+    """A registered RM: its callback, configuration and partitions."""
+
+    LIFECYCLE: ClassVar[Lifecycle] = statemachines.RM
+    __slots__ = ("callback", "config_text", "id", "partitions", "policy_group", "state")
+
+    def __init__(self, rm_id: str, callback: Any, policy_group: str, config_text: str) -> None:
+        self.state = self.LIFECYCLE.initial
+        self.id = rm_id
+        self.callback = callback
+        self.policy_group = policy_group
+        self.config_text = config_text
+        self.partitions: dict[str, Partition] = {}
+
+    @property
+    def event_id(self) -> str:
+        return self.id
+
+
+class Scheduler:
+    """The scheduler core. Every public method is safe to call from several threads."""
+
+    def __init__(self, clock: Clock | None = None, *, emit_events: bool = True) -> None:
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self._core = CoreContext(self.clock)
+        self._core.emit_events = emit_events
+        self._rms: dict[str, ResourceManager] = {}
+        self._lock = threading.RLock()
+        self._delivery_lock = threading.RLock()
+        self._deliveries: deque[Delivery] = deque()
+        self._cycle_thread: int | None = None
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # ---------------------------------------------------------------- plumbing
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        if self._cycle_thread == threading.get_ident():
+            raise RuntimeError("the scheduler API must not be called from predicates()")
+        with self._lock:
+            try:
+                yield
+            finally:
+                self._collect()
+        self._wake.set()
+        self._deliver()
+
+    def _collect(self) -> None:
+        core = self._core
+        for rm_id, box in list(core.outboxes.items()):
+            rm = self._rms.get(rm_id)
+            if rm is not None and not box.empty():
+                self._deliveries.extend(box.build(rm.callback))
+        core.outboxes.clear()
+
+    def _deliver(self) -> None:
+        with self._delivery_lock:
+            while True:
+                with self._lock:
+                    if not self._deliveries:
+                        return
+                    method, message = self._deliveries.popleft()
+                try:
+                    method(message)
+                except Exception:
+                    log.exception("resource manager callback %s raised", method)
+
+    def _rm(self, rm_id: str) -> ResourceManager | None:
+        """The RM if it may send requests; otherwise None, after saying why."""
+        rm = self._rms.get(rm_id)
+        if rm is not None and rm.state == "Running":
+            return rm
+        if rm is None:
+            log.warning("request from resource manager %r ignored: it is not registered", rm_id)
+        return None
+
+    def _refuse(self, rm_id: str) -> str:
+        rm = self._rms.get(rm_id)
+        state = rm.state.lower() if rm is not None else "not registered"
+        return f"resource manager {rm_id} is {state}; register again to resync"
+
+    def add_transition_observer(self, observer: Observer) -> Callable[[], None]:
+        """See every lifecycle transition of this scheduler (for checkers and tracing)."""
+        with self._lock:
+            self._core.observers.append(observer)
+
+        def remove() -> None:
+            with self._lock:
+                if observer in self._core.observers:
+                    self._core.observers.remove(observer)
+
+        return remove
+
+    # ---------------------------------------------------------------- RM calls
+    def register_resource_manager(
+        self, request: si.RegisterResourceManagerRequest, callback: Any
+    ) -> si.RegisterResourceManagerResponse:
+        """Register an RM with its queue configuration (``002`` "RM register with scheduler").
+
+        A known ``rm_id`` is cleaned up first: everything it owned goes and a
+        full resync is expected. An invalid configuration raises ConfigError
+        before anything changes.
+        """
+        config = self._parse(request.config)
+        with self._transaction():
+            old = self._rms.get(request.rm_id)
+            if old is not None:
+                self._drop_rm(old)
+            rm = ResourceManager(request.rm_id, callback, request.policy_group, request.config)
+            self._rms[rm.id] = rm
+            for pc in config.partitions:
+                partition = Partition(self._core, rm.id, pc)
+                partition.predicates = getattr(callback, "predicates", None)
+                rm.partitions[pc.name] = partition
+            self._core.fire(rm, "register", rm.id)
+        return si.RegisterResourceManagerResponse()
+
+    @staticmethod
+    def _parse(text: str) -> SchedulerConfig:
+        return parse_config(text if text.strip() else DEFAULT_CONFIG_YAML)
+
+    def _drop_rm(self, rm: ResourceManager) -> None:
+        for partition in rm.partitions.values():
+            partition.stop()
+        rm.partitions.clear()
+        if rm.state != "Stopped":
+            self._core.fire(rm, "shutdown", rm.id)
+
+    def connection_lost(self, rm_id: str) -> None:
+        """RM lifecycle Running -> Paused; its requests are refused until it re-registers."""
+        with self._transaction():
+            rm = self._rms.get(rm_id)
+            if rm is not None and rm.state == "Running":
+                self._core.fire(rm, "disconnect", rm.id)
+
+    def unregister_resource_manager(self, rm_id: str) -> None:
+        """Voluntary shutdown: the RM stops and everything it owned is removed."""
+        with self._transaction():
+            rm = self._rms.get(rm_id)
+            if rm is not None and rm.state != "Stopped":
+                self._drop_rm(rm)
+
+    def update_configuration(self, request: si.UpdateConfigurationRequest) -> None:
+        """Hot reload (``003`` "Update and Remove partition"); invalid -> ConfigError."""
+        config = self._parse(request.config)
+        with self._transaction():
+            rm = self._rms.get(request.rm_id)
+            if rm is None or rm.state != "Running":
+                raise ConfigError(self._refuse(request.rm_id), "rmID")
+            rm.config_text = request.config
+            wanted = {pc.name: pc for pc in config.partitions}
+            for name, pc in wanted.items():
+                partition = rm.partitions.get(name)
+                if partition is None or partition.state == "Stopped":
+                    partition = Partition(self._core, rm.id, pc)
+                    partition.predicates = getattr(rm.callback, "predicates", None)
+                    rm.partitions[name] = partition
+                else:
+                    if partition.state == "Draining":
+                        self._core.fire(partition, "start", rm.id)
+                    partition.apply_config(pc)
+            for name, partition in list(rm.partitions.items()):
+                if name not in wanted:
+                    partition.drain()
+            self._reap_partitions(rm)
+
+    def _reap_partitions(self, rm: ResourceManager) -> None:
+        for name, partition in list(rm.partitions.items()):
+            if partition.state == "Draining" and partition.is_empty():
+                partition.stop()
+                del rm.partitions[name]
+
+    # ------------------------------------------------------------ app requests
+    def update_application(self, request: si.ApplicationRequest) -> None:
+        """Add and remove applications; answers through ``callback.update_application``."""
+        with self._transaction():
+            rm = self._rm(request.rm_id)
+            if rm is None:
+                box = self._core.outbox(request.rm_id)
+                reason = self._refuse(request.rm_id)
+                box.app_rejected.extend((a.application_id, reason) for a in request.new)
+                return
+            for add in request.new:
+                partition = rm.partitions.get(add.partition_name)
+                if partition is None:
+                    self._core.outbox(rm.id).app_rejected.append(
+                        (add.application_id, f"partition {add.partition_name} does not exist"))
+                    continue
+                partition.add_application(add)
+            for remove in request.remove:
+                partition = rm.partitions.get(remove.partition_name)
+                if partition is None or not partition.remove_application(remove.application_id):
+                    self._core.event(rm.id, si.EventRecordType.APP, remove.application_id,
+                                     "removal of an unknown application ignored")
+            self._reap_partitions(rm)
+
+    # ----------------------------------------------------------- node requests
+    def update_node(self, request: si.NodeRequest) -> None:
+        """Node actions (``002`` NodeInfo.ActionFromRM); answers through ``update_node``."""
+        with self._transaction():
+            rm = self._rm(request.rm_id)
+            if rm is None:
+                reason = self._refuse(request.rm_id)
+                self._core.outbox(request.rm_id).node_rejected.extend(
+                    (n.node_id, reason) for n in request.nodes)
+                return
+            for info in request.nodes:
+                name = info.attributes.get(NODE_PARTITION_ATTRIBUTE) or si.DEFAULT_PARTITION
+                partition = self._node_partition(rm, info.node_id) or rm.partitions.get(name)
+                if partition is None:
+                    self._core.outbox(rm.id).node_rejected.append(
+                        (info.node_id, f"partition {name} does not exist"))
+                elif info.action == si.NodeAction.CREATE:
+                    partition.add_node(info)
+                else:
+                    partition.update_node(info)
+            self._reap_partitions(rm)
+
+    @staticmethod
+    def _node_partition(rm: ResourceManager, node_id: str) -> Partition | None:
+        for partition in rm.partitions.values():
+            if node_id in partition.nodes:
+                return partition
+        return None
+
+    # ----------------------------------------------------- allocation requests
+    def update_allocation(self, request: si.AllocationRequest) -> None:
+        """Asks, RM releases and confirmations; answers through ``update_allocation``."""
+        with self._transaction():
+            rm = self._rm(request.rm_id)
+            if rm is None:
+                reason = self._refuse(request.rm_id)
+                self._core.outbox(request.rm_id).rejected_asks.extend(
+                    (a.application_id, a.allocation_key, reason) for a in request.asks)
+                return
+            for ask in request.asks:
+                partition = rm.partitions.get(ask.partition_name)
+                if partition is None:
+                    self._core.outbox(rm.id).rejected_asks.append(
+                        (ask.application_id, ask.allocation_key,
+                         f"partition {ask.partition_name} does not exist"))
+                    continue
+                partition.add_ask(ask)
+            releases = request.releases
+            if releases is not None:
+                for ask_rel in releases.allocation_asks_to_release:
+                    p = rm.partitions.get(ask_rel.partition_name)
+                    if p is None:
+                        self._unknown_partition(rm.id, ask_rel.partition_name, "ask release")
+                    else:
+                        p.release_asks(ask_rel)
+                for rel in releases.allocations_to_release:
+                    p = rm.partitions.get(rel.partition_name)
+                    if p is None:
+                        self._unknown_partition(rm.id, rel.partition_name, "release")
+                    else:
+                        p.release_allocations(rel)
+            self._reap_partitions(rm)
+
+    def _unknown_partition(self, rm_id: str, name: str, what: str) -> None:
+        self._core.event(rm_id, si.EventRecordType.QUEUE, name,
+                         f"{what} for unknown partition {name} ignored")
+
+    # -------------------------------------------------------------- scheduling
+    def schedule(self) -> int:
+        """Fire due timers, then allocate until nothing more can be placed now."""
+        with self._transaction():
+            self._cycle_thread = threading.get_ident()
+            try:
+                self._fire_timers()
+                count = 0
+                for rm in list(self._rms.values()):
+                    if rm.state != "Running":
+                        continue
+                    for partition in list(rm.partitions.values()):
+                        count += partition.schedule()
+                    self._reap_partitions(rm)
+                return count
+            finally:
+                self._cycle_thread = None
+
+    def _fire_timers(self) -> None:
+        for timer in self._core.due_timers():
+            target = timer.target
+            partition: Partition = (
+                target.partition if hasattr(target, "partition") else target.app.partition
+            )
+            rm = self._rms.get(partition.rm_id)
+            if rm is None or rm.partitions.get(partition.name) is not partition:
+                continue
+            partition.on_timer(timer.kind, target, timer.token)
+
+    def start(self, interval: float = 0.05) -> None:
+        """Run ``schedule()`` on a background thread until :meth:`stop`."""
+        with self._lock:
+            if self._thread is not None:
+                return
+            self._stop.clear()
+            self._thread = threading.Thread(
+                target=self._loop, args=(interval,), name="yunikorn-fsm-scheduler", daemon=True)
+            self._thread.start()
+
+    def _loop(self, interval: float) -> None:
+        while not self._stop.is_set():
+            try:
+                made = self.schedule()
+            except Exception:
+                log.exception("scheduling cycle failed")
+                made = 0
+            if made == 0:
+                self._wake.wait(interval)
+                self._wake.clear()
+
+    def stop(self) -> None:
+        """Stop the background thread started by :meth:`start` (no-op otherwise)."""
+        thread = self._thread
+        if thread is None:
+            return
+        self._stop.set()
+        self._wake.set()
+        thread.join()
+        with self._lock:
+            self._thread = None
+
+    # -------------------------------------------------------------------- dump
+    def state_dump(self) -> dict[str, Any]:
+        """A JSON-serialisable snapshot in the contract's schema."""
+        with self._lock:
+            return {
+                "rms": [{"rm_id": rm.id, "state": rm.state} for rm in self._rms.values()],
+                "partitions": [
+                    p.dump() for rm in self._rms.values() for p in rm.partitions.values()
+                ],
+            }
+
+    # ----------------------------------------------------- read-only internals
+    def partitions(self) -> list[Partition]:
+        """The live partition objects (read them, never change them): for invariants."""
+        with self._lock:
+            return [p for rm in self._rms.values() for p in rm.partitions.values()]
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The state lock, for readers that need a consistent view (invariants)."""
+        return self._lock

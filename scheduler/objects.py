@@ -1,0 +1,383 @@
+"""The scheduler's objects: plain slotted classes, one object model.
+
+``003_df6a88229d753a2b.txt`` ("How to merge Cache and scheduler objects") asks
+for one object per concept with its state inside it; that is what lives here.
+The objects hold data and small derived views only: every state change is made
+by :mod:`scheduler.partition` through the object's lifecycle
+(``LIFECYCLE.fire``), never by assigning ``state``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from sortedcontainers import SortedDict
+
+import statemachines
+from statemachines import Lifecycle
+
+from . import resources as res
+from .config import ACL
+from .resources import Resource
+
+if TYPE_CHECKING:
+    from .partition import Partition
+
+LIVE_APP_STATES = frozenset({"New", "Accepted", "Running", "Completing", "Failing", "Resuming"})
+TERMINATED_APP_STATES = frozenset({"Completed", "Failed", "Rejected", "Expired"})
+
+
+class Ask:
+    """An allocation ask of an application (``002`` AllocationAsk, gang fields from ``001``)."""
+
+    LIFECYCLE: ClassVar[Lifecycle] = statemachines.ASK
+    __slots__ = (
+        "allocated_count",
+        "app",
+        "created",
+        "execution_timeout_ms",
+        "key",
+        "last_scheduling_state",
+        "max_allocations",
+        "originator",
+        "pending_repeats",
+        "placeholder",
+        "priority",
+        "resource",
+        "seq",
+        "sort_key",
+        "state",
+        "tags",
+        "task_group",
+    )
+
+    def __init__(
+        self,
+        app: Application,
+        key: str,
+        resource: Resource,
+        max_allocations: int,
+        priority: int,
+        seq: int,
+        created: float,
+        execution_timeout_ms: int = 0,
+        tags: dict[str, str] | None = None,
+        task_group: str = "",
+        placeholder: bool = False,
+        originator: bool = False,
+    ) -> None:
+        self.state = self.LIFECYCLE.initial
+        self.app = app
+        self.key = key
+        self.resource = resource
+        self.max_allocations = max_allocations
+        self.pending_repeats = max_allocations
+        self.allocated_count = 0
+        self.priority = priority
+        self.seq = seq
+        self.sort_key = (-priority, seq)
+        self.created = created
+        self.execution_timeout_ms = execution_timeout_ms
+        self.tags = tags or {}
+        self.task_group = task_group
+        # 002 AllocationAsk.placeholder: "ignored if the taskGroupName is not set".
+        self.placeholder = placeholder and bool(task_group)
+        self.originator = originator
+        self.last_scheduling_state: object | None = None
+
+    @property
+    def event_id(self) -> str:
+        return self.key
+
+    def __repr__(self) -> str:
+        return f"Ask({self.app.id}/{self.key} {self.state} x{self.pending_repeats})"
+
+
+class Allocation:
+    """Resources of one ask repeat bound to a node (``002`` Allocation)."""
+
+    LIFECYCLE: ClassVar[Lifecycle] = statemachines.ALLOCATION
+    __slots__ = (
+        "app",
+        "ask_key",
+        "created",
+        "node",
+        "over_capacity",
+        "over_quota",
+        "placeholder",
+        "priority",
+        "recovered",
+        "release_type",
+        "resource",
+        "state",
+        "tags",
+        "task_group",
+        "timer_token",
+        "uuid",
+    )
+
+    def __init__(
+        self,
+        uuid: str,
+        app: Application,
+        ask_key: str,
+        node: Node,
+        resource: Resource,
+        created: float,
+        placeholder: bool = False,
+        task_group: str = "",
+        priority: int = 0,
+        tags: dict[str, str] | None = None,
+        recovered: bool = False,
+    ) -> None:
+        self.state = self.LIFECYCLE.initial
+        self.uuid = uuid
+        self.app = app
+        self.ask_key = ask_key
+        self.node = node
+        self.resource = resource
+        self.created = created
+        self.placeholder = placeholder
+        self.task_group = task_group
+        self.priority = priority
+        self.tags = tags or {}
+        self.recovered = recovered
+        # Set by recovery when the recovered allocation took its queue path over
+        # a max or its node over capacity (the cluster already runs it).
+        self.over_quota = False
+        self.over_capacity = False
+        # The TerminationType value of a core-initiated release awaiting the RM.
+        self.release_type: int | None = None
+        self.timer_token = 0
+
+    @property
+    def released(self) -> bool:
+        """``001`` Allocation.released: a core-initiated release is unconfirmed."""
+        return self.state == "Releasing"
+
+    @property
+    def event_id(self) -> str:
+        return self.uuid
+
+    def __repr__(self) -> str:
+        return f"Allocation({self.uuid} {self.state} on {self.node.id})"
+
+
+class Application:
+    """An application and everything it holds (``002`` AddApplicationRequest, ``001``)."""
+
+    LIFECYCLE: ClassVar[Lifecycle] = statemachines.APPLICATION
+    __slots__ = (
+        "allocated",
+        "allocations",
+        "asks",
+        "counted_running",
+        "execution_timeout_ms",
+        "gang_style",
+        "groups",
+        "id",
+        "partition",
+        "pending",
+        "pending_asks",
+        "placeholder_allocated",
+        "placeholder_ask",
+        "placeholder_timer_started",
+        "queue",
+        "queue_path",
+        "reject_reason",
+        "state",
+        "state_since",
+        "submit_seq",
+        "submit_time",
+        "tags",
+        "timer_token",
+        "user",
+    )
+
+    def __init__(
+        self,
+        app_id: str,
+        partition: Partition,
+        queue: Queue | None,
+        queue_path: str,
+        user: str,
+        groups: list[str],
+        submit_seq: int,
+        submit_time: float,
+        tags: dict[str, str] | None = None,
+        execution_timeout_ms: int = 0,
+        placeholder_ask: Resource | None = None,
+        gang_style: str = "Soft",
+    ) -> None:
+        self.state = self.LIFECYCLE.initial
+        self.id = app_id
+        self.partition = partition
+        self.queue = queue
+        self.queue_path = queue_path
+        self.user = user
+        self.groups = list(groups)
+        self.submit_seq = submit_seq
+        self.submit_time = submit_time
+        self.state_since = submit_time
+        self.tags = tags or {}
+        self.execution_timeout_ms = execution_timeout_ms
+        self.placeholder_ask: Resource = placeholder_ask or {}
+        self.gang_style = gang_style
+        self.asks: dict[str, Ask] = {}
+        # Pending asks in scheduling order (priority high first, then arrival).
+        self.pending_asks: Any = SortedDict()
+        self.allocations: dict[str, Allocation] = {}
+        self.allocated: Resource = {}
+        self.placeholder_allocated: Resource = {}
+        self.pending: Resource = {}
+        self.counted_running = False
+        self.placeholder_timer_started = False
+        self.reject_reason = ""
+        self.timer_token = 0
+
+    @property
+    def event_id(self) -> str:
+        return self.id
+
+    def has_real_allocations(self) -> bool:
+        return any(not a.placeholder for a in self.allocations.values())
+
+    def has_placeholders(self) -> bool:
+        return any(a.placeholder for a in self.allocations.values())
+
+    def ordered_pending(self) -> list[Ask]:
+        """Pending asks, highest priority first, then in arrival order."""
+        return list(self.pending_asks.values())
+
+    def __repr__(self) -> str:
+        return f"Application({self.id} {self.state})"
+
+
+class Node:
+    """A node registered by the RM (``002`` NodeInfo)."""
+
+    LIFECYCLE: ClassVar[Lifecycle] = statemachines.NODE
+    __slots__ = (
+        "allocated",
+        "allocations",
+        "attributes",
+        "available",
+        "capacity",
+        "id",
+        "occupied",
+        "over_capacity_reason",
+        "partition",
+        "reservation",
+        "sort_key",
+        "state",
+    )
+
+    def __init__(
+        self,
+        node_id: str,
+        partition: Partition,
+        capacity: Resource,
+        occupied: Resource,
+        attributes: dict[str, str],
+    ) -> None:
+        self.state = self.LIFECYCLE.initial
+        self.id = node_id
+        self.partition = partition
+        self.capacity = capacity
+        self.occupied = occupied
+        self.attributes = attributes
+        self.allocated: Resource = {}
+        self.available: Resource = res.sub(capacity, occupied)
+        self.allocations: dict[str, Allocation] = {}
+        # At most one reservation per node: (application id, ask key).
+        self.reservation: tuple[str, str] | None = None
+        # Why the node may hold more than capacity - occupied: recovery or a shrink.
+        self.over_capacity_reason = ""
+        self.sort_key: tuple[float, str] = (0.0, node_id)
+
+    @property
+    def event_id(self) -> str:
+        return self.id
+
+    @property
+    def schedulable(self) -> bool:
+        return self.state == "Schedulable"
+
+    def recompute_available(self, reason: str = "") -> None:
+        """``capacity - occupied - allocated``; negative only with a ``reason``.
+
+        The scheduler never places an allocation that does not fit, so room can
+        only go negative through recovery or an RM update that shrinks the node;
+        those callers pass the reason, which is kept until the node fits again.
+        """
+        self.available = res.sub(res.sub(self.capacity, self.occupied), self.allocated)
+        if not res.has_negative(self.available):
+            self.over_capacity_reason = ""
+        elif reason and not self.over_capacity_reason:
+            self.over_capacity_reason = reason
+
+    def __repr__(self) -> str:
+        return f"Node({self.id} {self.state})"
+
+
+class Queue:
+    """A queue of the partition's hierarchy (``004`` "Configurations & Semantics")."""
+
+    LIFECYCLE: ClassVar[Lifecycle] = statemachines.OBJECT
+    __slots__ = (
+        "adminacl",
+        "allocated",
+        "apps",
+        "children",
+        "guaranteed",
+        "is_leaf",
+        "max",
+        "max_applications",
+        "name",
+        "over_quota_reason",
+        "parent",
+        "path",
+        "pending",
+        "properties",
+        "running_apps",
+        "sort_policy",
+        "state",
+        "submitacl",
+    )
+
+    def __init__(self, name: str, parent: Queue | None, is_leaf: bool) -> None:
+        self.state = self.LIFECYCLE.initial
+        self.name = name
+        self.parent = parent
+        self.path: str = name if parent is None else f"{parent.path}.{name}"
+        self.is_leaf = is_leaf
+        self.children: dict[str, Queue] = {}
+        self.apps: dict[str, Application] = {}
+        self.allocated: Resource = {}
+        self.pending: Resource = {}
+        self.max: Resource | None = None
+        self.guaranteed: Resource | None = None
+        self.max_applications = 0
+        self.running_apps = 0
+        self.properties: dict[str, str] = {}
+        self.sort_policy = "fifo"
+        self.submitacl: ACL | None = None
+        self.adminacl: ACL | None = None
+        # Why the queue may sit above its max: recovery or a lowered max.
+        self.over_quota_reason = ""
+
+    @property
+    def event_id(self) -> str:
+        return self.path
+
+    def ancestry(self) -> list[Queue]:
+        """This queue and its parents up to root."""
+        out: list[Queue] = []
+        q: Queue | None = self
+        while q is not None:
+            out.append(q)
+            q = q.parent
+        return out
+
+    def __repr__(self) -> str:
+        return f"Queue({self.path} {self.state})"

@@ -1,0 +1,922 @@
+"""A partition: its queues, applications, nodes, and the scheduling cycle.
+
+Flows follow ``003_df6a88229d753a2b.txt`` ("Operations to add/remove app",
+"... remove allocations and add or remove asks", "... add, update or remove
+nodes", "Allocations") with the cache gone: every decision updates the one
+object model directly and in one step. Scheduling follows
+``004_3abbea6d8cd34e89.txt`` ("Implementation"): sort queues, applications and
+nodes, skip requests that can not be satisfied, reserve nodes against
+fragmentation. Gang behaviour follows ``001_77e2b1ca48512e76.txt``.
+
+Nothing here assigns ``state``: objects move through ``CoreContext.fire``.
+Every method that answers a shim request reports through the RM's outbox.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import resources as res
+from . import si
+from .config import PartitionConfig, QueueConfig, parse_acl
+from .context import CoreContext
+from .objects import (
+    LIVE_APP_STATES,
+    TERMINATED_APP_STATES,
+    Allocation,
+    Application,
+    Ask,
+    Node,
+    Queue,
+)
+from .policies import NodeCollection, ordered_apps, ordered_children
+from .resources import Resource
+
+TT = si.TerminationType
+SS = si.SchedulingState
+ET = si.EventRecordType
+
+COMPLETING_TIMEOUT = 30.0
+TERMINATED_RETENTION = 3 * 24 * 3600.0
+PLACEHOLDER_TIMEOUT = 15 * 60.0
+
+CONFIRM_TRIGGERS = {
+    TT.TIMEOUT: "expire",
+    TT.PREEMPTED_BY_SCHEDULER: "preempt",
+    TT.PLACEHOLDER_REPLACED: "replace",
+}
+
+
+class Partition:
+    """One partition of one RM (``004`` "Relations between Entities")."""
+
+    LIFECYCLE = Queue.LIFECYCLE
+
+    def __init__(self, core: CoreContext, rm_id: str, config: PartitionConfig) -> None:
+        self.core = core
+        self.rm_id = rm_id
+        self.name = config.name
+        self.state = self.LIFECYCLE.initial
+        self.root: Queue = Queue("root", None, is_leaf=False)
+        self.queues: dict[str, Queue] = {"root": self.root}
+        self.apps: dict[str, Application] = {}
+        self.nodes: dict[str, Node] = {}
+        self.node_order = NodeCollection()
+        self.allocations: dict[str, Allocation] = {}
+        self.reservations: dict[tuple[str, str], Node] = {}
+        self.capacity: Resource = {}
+        self.predicates: Any = None
+        self._failed: set[tuple[str, str]] = set()
+        self._failed_shapes: list[Resource] = []
+        self.apply_config(config, initial=True)
+
+    @property
+    def event_id(self) -> str:
+        return self.name
+
+    # ------------------------------------------------------------------ config
+    def apply_config(self, config: PartitionConfig, initial: bool = False) -> None:
+        """Create, update and drain queues to match ``config`` (hot reload).
+
+        A queue no longer configured drains (no new applications) and is removed
+        once empty; one configured again while draining becomes active again.
+        Quota and policy changes apply from the next scheduling cycle.
+        """
+        policy = config.nodesortpolicy
+        self.node_order.set_policy(policy.type or "fair", policy.resourceweights or None)
+        seen: set[str] = set()
+        root_cfg = config.queues[0]
+        self._apply_queue(root_cfg, None, seen)
+        if initial:
+            return
+        for path in [p for p in self.queues if p not in seen]:
+            queue = self.queues[path]
+            if queue.state == "Active":
+                self.core.fire(queue, "remove", self.rm_id)
+        self.cleanup_queues()
+
+    def _apply_queue(self, cfg: QueueConfig, parent: Queue | None, seen: set[str]) -> None:
+        path = cfg.name if parent is None else f"{parent.path}.{cfg.name}"
+        is_leaf = not cfg.queues and not cfg.parent
+        queue = self.queues.get(path)
+        if queue is None:
+            queue = Queue(cfg.name, parent, is_leaf)
+            self.queues[path] = queue
+            if parent is not None:
+                parent.children[cfg.name] = queue
+        elif queue.state == "Draining":
+            self.core.fire(queue, "start", self.rm_id)
+        if queue.is_leaf != is_leaf and not queue.apps and not queue.children:
+            queue.is_leaf = is_leaf
+        seen.add(path)
+        queue.max = dict(cfg.resources.max) if cfg.resources.max else None
+        queue.guaranteed = dict(cfg.resources.guaranteed) if cfg.resources.guaranteed else None
+        queue.max_applications = cfg.maxapplications
+        queue.properties = dict(cfg.properties)
+        queue.sort_policy = cfg.sort_policy
+        queue.submitacl = parse_acl(cfg.submitacl) if cfg.submitacl is not None else None
+        queue.adminacl = parse_acl(cfg.adminacl) if cfg.adminacl is not None else None
+        self._refresh_quota_flag(queue, "max lowered by a configuration update")
+        for child in cfg.queues:
+            self._apply_queue(child, queue, seen)
+
+    def _refresh_quota_flag(self, queue: Queue, reason: str) -> None:
+        if queue.max is not None and not res.within(queue.allocated, queue.max):
+            if not queue.over_quota_reason:
+                queue.over_quota_reason = reason
+        else:
+            queue.over_quota_reason = ""
+
+    def cleanup_queues(self) -> None:
+        """Remove draining queues that hold nothing any more (deepest first)."""
+        for path in sorted(self.queues, key=lambda p: -p.count(".")):
+            queue = self.queues[path]
+            if queue.state == "Draining" and not queue.apps and not queue.children:
+                self.core.fire(queue, "stop", self.rm_id)
+                del self.queues[path]
+                if queue.parent is not None:
+                    queue.parent.children.pop(queue.name, None)
+
+    def stop(self) -> None:
+        """The owning RM left: the partition and its queues stop at once."""
+        for queue in self.queues.values():
+            if queue.state != "Stopped":
+                self.core.fire(queue, "stop", self.rm_id)
+        if self.state != "Stopped":
+            self.core.fire(self, "stop", self.rm_id)
+
+    def drain(self) -> None:
+        """Removed from the configuration: no new applications or nodes."""
+        if self.state == "Active":
+            self.core.fire(self, "remove", self.rm_id)
+            for queue in self.queues.values():
+                if queue.state == "Active":
+                    self.core.fire(queue, "remove", self.rm_id)
+
+    def is_empty(self) -> bool:
+        return not self.nodes and not any(
+            a.state in LIVE_APP_STATES for a in self.apps.values()
+        )
+
+    # ------------------------------------------------------------ applications
+    def resolve_queue(self, name: str) -> str:
+        """Queue names from the shim are full paths; a bare name is a child of root."""
+        name = name.strip()
+        if name == "root" or name.startswith("root."):
+            return name
+        return f"root.{name}" if name else ""
+
+    def add_application(self, req: si.AddApplicationRequest) -> None:
+        box = self.core.outbox(self.rm_id)
+        app_id = req.application_id
+        existing = self.apps.get(app_id)
+        if existing is not None and existing.state in LIVE_APP_STATES:
+            self._reject_app(app_id, f"application {app_id} already exists "
+                             f"(state {existing.state})", track=False)
+            return
+        path = self.resolve_queue(req.queue_name)
+        user, groups = req.ugi.user, list(req.ugi.groups)
+        app = Application(
+            app_id, self, None, path or req.queue_name, user, groups, self.core.next_seq(),
+            self.core.clock.now(), dict(req.tags), req.execution_timeout_milli_seconds,
+            req.placeholder_ask.as_dict() if req.placeholder_ask else None,
+        )
+        reason = self._check_submission(app, req)
+        if existing is not None:
+            del self.apps[app_id]
+        self.apps[app_id] = app
+        if reason:
+            app.reject_reason = reason
+            self._fire_app(app, "reject", reason)
+            self._start_app_timer(app, TERMINATED_RETENTION, "expire")
+            box.app_rejected.append((app_id, reason))
+            self.core.event(self.rm_id, ET.APP, app_id, f"rejected: {reason}",
+                            si.EventChangeType.REMOVE)
+            return
+        queue = self.queues[path]
+        app.queue = queue
+        queue.apps[app_id] = app
+        box.app_accepted.append(app_id)
+        self.core.event(self.rm_id, ET.APP, app_id, f"added to queue {path}",
+                        si.EventChangeType.ADD)
+
+    def _check_submission(self, app: Application, req: si.AddApplicationRequest) -> str:
+        """Why the application can not be accepted, or an empty string."""
+        if self.state != "Active":
+            return f"partition {self.name} is {self.state.lower()}"
+        path = self.resolve_queue(req.queue_name)
+        if not path:
+            return "no queue name given (placement rules are not supported)"
+        queue = self.queues.get(path)
+        if queue is None:
+            return f"queue {path} does not exist"
+        if not queue.is_leaf:
+            return f"queue {path} is a parent queue; applications go to leaf queues"
+        if queue.state != "Active":
+            return f"queue {path} is {queue.state.lower()}"
+        if not self._acl_allows(queue, app.user, app.groups):
+            return f"user {app.user!r} is not allowed to submit to queue {path}"
+        style = req.gang_scheduling_style or "Soft"
+        if style not in ("Hard", "Soft"):
+            return f"gang scheduling style {req.gang_scheduling_style!r} is not Hard or Soft"
+        app.gang_style = style
+        if res.any_positive(app.placeholder_ask):
+            if queue.sort_policy == "fair":
+                return (f"queue {path} sorts applications fair; gang applications need "
+                        "fifo or stateaware (001 'Handling queue with a FAIR sort policy')")
+            for q in queue.ancestry():
+                if q.max is not None and not res.fits_with(app.placeholder_ask, {}, q.max):
+                    return (f"placeholder ask {res.to_str(app.placeholder_ask)} is larger than "
+                            f"the max {res.to_str(q.max)} of queue {q.path}")
+        return ""
+
+    @staticmethod
+    def _acl_allows(queue: Queue, user: str, groups: list[str]) -> bool:
+        """YuniKorn: the leaf or any ancestor granting submit or admin access is enough."""
+        for q in queue.ancestry():
+            for acl in (q.submitacl, q.adminacl):
+                if acl is not None and acl.allows(user, groups):
+                    return True
+        return False
+
+    def _reject_app(self, app_id: str, reason: str, track: bool) -> None:
+        self.core.outbox(self.rm_id).app_rejected.append((app_id, reason))
+        self.core.event(self.rm_id, ET.APP, app_id, f"rejected: {reason}")
+
+    def remove_application(self, app_id: str) -> bool:
+        """The RM removes an application: its asks and allocations go, the RM is told."""
+        app = self.apps.get(app_id)
+        if app is None:
+            return False
+        for ask in list(app.pending_asks.values()):
+            self._drop_ask(ask, "application removed")
+        for alloc in list(app.allocations.values()):
+            self._remove_allocation(alloc, "stop")
+            self._report_release(alloc, TT.STOPPED_BY_RM, "application removed by the RM")
+        if app.queue is not None:
+            app.queue.apps.pop(app.id, None)
+        app.timer_token += 1
+        del self.apps[app_id]
+        self._update_running_count(app)
+        self.core.event(self.rm_id, ET.APP, app_id, "removed by the RM",
+                        si.EventChangeType.REMOVE)
+        self.cleanup_queues()
+        return True
+
+    def _fire_app(self, app: Application, trigger: str, message: str = "") -> None:
+        self.core.fire(app, trigger, self.rm_id)
+        app.state_since = self.core.clock.now()
+        app.timer_token += 1
+        self.core.outbox(self.rm_id).app_updated.append(
+            (app.id, app.state, app.state_since, message))
+        self._update_running_count(app)
+
+    def _start_app_timer(self, app: Application, delay: float, kind: str) -> None:
+        self.core.schedule_timer(delay, kind, app, app.timer_token)
+
+    def _update_running_count(self, app: Application) -> None:
+        """Keep ``running_apps`` on the queue path for ``maxapplications``.
+
+        An application counts while it is tracked, live, and has started: it
+        holds allocations or is Running (YuniKorn counts it from its first
+        allocation until it leaves Running).
+        """
+        counts = (
+            app.id in self.apps and self.apps[app.id] is app
+            and app.state in LIVE_APP_STATES
+            and (bool(app.allocations) or app.state == "Running")
+        )
+        if counts != app.counted_running and app.queue is not None:
+            delta = 1 if counts else -1
+            for q in app.queue.ancestry():
+                q.running_apps += delta
+            app.counted_running = counts
+
+    def _can_start(self, app: Application) -> bool:
+        if app.counted_running or app.queue is None:
+            return True
+        return all(
+            q.max_applications <= 0 or q.running_apps < q.max_applications
+            for q in app.queue.ancestry()
+        )
+
+    def _maybe_wait(self, app: Application) -> None:
+        """``001`` "Definition": nothing pending and no real allocation -> Completing."""
+        if app.state in ("Accepted", "Running") and not app.pending_asks and not any(
+            not a.placeholder for a in app.allocations.values()
+        ):
+            self._fire_app(app, "wait")
+            self._start_app_timer(app, COMPLETING_TIMEOUT, "complete")
+
+    # -------------------------------------------------------------------- asks
+    def add_ask(self, msg: si.AllocationAsk) -> None:
+        app = self.apps.get(msg.application_id)
+        reason = ""
+        if app is None:
+            reason = f"application {msg.application_id} is not known in partition {self.name}"
+        elif app.state not in LIVE_APP_STATES or app.state == "Failing":
+            reason = f"application {app.id} is {app.state.lower()}"
+        resource = msg.resource_ask.as_dict()
+        if not reason and not res.any_positive(resource):
+            reason = "the ask requests no resources"
+        existing = app.asks.get(msg.allocation_key) if app is not None else None
+        allocated_before = existing.allocated_count if existing is not None else 0
+        if not reason and msg.max_allocations <= allocated_before:
+            reason = (f"maxAllocations {msg.max_allocations} is not above the "
+                      f"{allocated_before} repeats of ask {msg.allocation_key} already allocated")
+        if reason or app is None:
+            self._reject_ask(msg.application_id, msg.allocation_key, reason)
+            return
+        ask = Ask(
+            app, msg.allocation_key, resource, msg.max_allocations, msg.priority,
+            self.core.next_seq(), self.core.clock.now(), msg.execution_timeout_milli_seconds,
+            dict(msg.tags), msg.task_group_name, msg.placeholder, msg.originator,
+        )
+        if existing is not None:
+            self._drop_ask(existing, "replaced by an update from the RM")
+        self.core.fire(ask, "ask", self.rm_id, app.id)
+        ask.max_allocations = msg.max_allocations
+        ask.allocated_count = allocated_before
+        ask.pending_repeats = msg.max_allocations - allocated_before
+        self._add_pending(app, ask)
+        if app.state == "New":
+            self._fire_app(app, "accept")
+        elif app.state == "Completing":
+            self._fire_app(app, "run")
+
+    def _add_pending(self, app: Application, ask: Ask) -> None:
+        """Register a Pending ask's repeats on the application and its queue path."""
+        app.asks[ask.key] = ask
+        app.pending_asks[ask.sort_key] = ask
+        delta = res.multiply(ask.resource, ask.pending_repeats)
+        res.add_into(app.pending, delta)
+        for q in app.queue.ancestry() if app.queue else ():
+            res.add_into(q.pending, delta)
+
+    def _reject_ask(self, app_id: str, key: str, reason: str) -> None:
+        self.core.outbox(self.rm_id).rejected_asks.append((app_id, key, reason))
+        self.core.event(self.rm_id, ET.REQUEST, key, f"rejected: {reason}",
+                        si.EventChangeType.REMOVE, app_id)
+
+    def _drop_ask(self, ask: Ask, why: str) -> None:
+        """Take a pending ask out of every account and reject it."""
+        app = ask.app
+        if ask.state == "Pending":
+            app.pending_asks.pop(ask.sort_key, None)
+            delta = res.multiply(ask.resource, ask.pending_repeats)
+            res.sub_from(app.pending, delta)
+            for q in app.queue.ancestry() if app.queue else ():
+                res.sub_from(q.pending, delta)
+            ask.pending_repeats = 0
+            self.core.fire(ask, "reject", self.rm_id, app.id)
+        self._cancel_reservation(app.id, ask.key)
+        if app.asks.get(ask.key) is ask:
+            del app.asks[ask.key]
+        self.core.event(self.rm_id, ET.REQUEST, ask.key, why, si.EventChangeType.REMOVE, app.id)
+
+    def release_asks(self, rel: si.AllocationAskRelease) -> None:
+        """RM-initiated ask removal (``002`` AllocationAskRelease), confirmed back."""
+        app = self.apps.get(rel.application_id)
+        if rel.termination_type != TT.STOPPED_BY_RM:
+            self.core.event(self.rm_id, ET.REQUEST, rel.allocation_key or rel.application_id,
+                            f"ask release {rel.termination_type.name} acknowledged, "
+                            "nothing to do", reference_id=rel.application_id)
+            return
+        if app is None:
+            self.core.event(self.rm_id, ET.APP, rel.application_id,
+                            "ask release for an unknown application ignored")
+            return
+        if rel.allocation_key:
+            ask = app.asks.get(rel.allocation_key)
+            asks = [ask] if ask is not None else []
+        else:
+            asks = list(app.asks.values())
+        if not asks:
+            self.core.event(self.rm_id, ET.REQUEST, rel.allocation_key,
+                            "ask release for an unknown ask ignored",
+                            reference_id=app.id)
+            return
+        box = self.core.outbox(self.rm_id)
+        for ask in asks:
+            self._drop_ask(ask, "released by the RM")
+            box.released_asks.append((self.name, app.id, ask.key, TT.STOPPED_BY_RM,
+                                      rel.message or "ask released by the RM"))
+        self._maybe_wait(app)
+
+    # ------------------------------------------------------------- allocations
+    def _bind(self, alloc: Allocation) -> None:
+        """Count an allocation on node, application, queue path and partition."""
+        r = alloc.resource
+        node, app = alloc.node, alloc.app
+        node.allocations[alloc.uuid] = alloc
+        res.add_into(node.allocated, r)
+        res.sub_from(node.available, r)
+        self.node_order.update(node)
+        app.allocations[alloc.uuid] = alloc
+        res.add_into(app.placeholder_allocated if alloc.placeholder else app.allocated, r)
+        for q in app.queue.ancestry() if app.queue else ():
+            res.add_into(q.allocated, r)
+        self.allocations[alloc.uuid] = alloc
+        self._update_running_count(app)
+
+    def _unbind(self, alloc: Allocation) -> None:
+        r = alloc.resource
+        node, app = alloc.node, alloc.app
+        if node.allocations.pop(alloc.uuid, None) is not None:
+            res.sub_from(node.allocated, r)
+            node.recompute_available()
+            self.node_order.update(node)
+        if app.allocations.pop(alloc.uuid, None) is not None:
+            res.sub_from(app.placeholder_allocated if alloc.placeholder else app.allocated, r)
+            for q in app.queue.ancestry() if app.queue else ():
+                res.sub_from(q.allocated, r)
+                if q.over_quota_reason:
+                    self._refresh_quota_flag(q, q.over_quota_reason)
+        self.allocations.pop(alloc.uuid, None)
+        alloc.timer_token += 1
+        self._update_running_count(app)
+
+    def _remove_allocation(self, alloc: Allocation, trigger: str) -> None:
+        self.core.fire(alloc, trigger, self.rm_id, alloc.app.id)
+        self._unbind(alloc)
+
+    def _report_release(self, alloc: Allocation, ttype: si.TerminationType, msg: str) -> None:
+        self.core.outbox(self.rm_id).released.append(
+            (self.name, alloc.app.id, alloc.uuid, alloc.ask_key, ttype, msg))
+
+    def release_allocations(self, rel: si.AllocationRelease) -> None:
+        """An ``AllocationRelease`` from the RM: a release or a confirmation.
+
+        ``STOPPED_BY_RM`` is the RM's own release: processed and confirmed with
+        the same type. The core-initiated types are the RM's confirmation of a
+        release the core sent: the allocation must be Releasing with that type;
+        the core never confirms a confirmation (``001`` "AllocationRelease").
+        """
+        ttype = rel.termination_type
+        app = self.apps.get(rel.application_id) if rel.application_id else None
+        if rel.uuid:
+            alloc = (app.allocations.get(rel.uuid) if app is not None
+                     else self.allocations.get(rel.uuid))
+            targets = [alloc] if alloc is not None else []
+        elif app is not None and ttype == TT.STOPPED_BY_RM:
+            targets = list(app.allocations.values())
+        else:
+            targets = []
+        if not targets:
+            self.core.event(self.rm_id, ET.REQUEST, rel.uuid or rel.application_id,
+                            f"release {ttype.name} of an unknown allocation ignored",
+                            reference_id=rel.application_id)
+            return
+        touched: list[Application] = []
+        for alloc in targets:
+            if ttype == TT.STOPPED_BY_RM:
+                self._remove_allocation(alloc, "stop")
+                self._report_release(alloc, TT.STOPPED_BY_RM,
+                                     rel.message or "released by the RM")
+            elif ttype in CONFIRM_TRIGGERS:
+                if alloc.state != "Releasing" or alloc.release_type != ttype.value:
+                    self.core.event(
+                        self.rm_id, ET.REQUEST, alloc.uuid,
+                        f"confirmation {ttype.name} for an allocation the core did not "
+                        f"release that way ignored (state {alloc.state})",
+                        reference_id=alloc.app.id)
+                    continue
+                self._remove_allocation(alloc, CONFIRM_TRIGGERS[ttype])
+            else:
+                self.core.event(self.rm_id, ET.REQUEST, alloc.uuid,
+                                f"release with termination type {ttype.name} ignored",
+                                reference_id=alloc.app.id)
+                continue
+            if alloc.app not in touched:
+                touched.append(alloc.app)
+        for touched_app in touched:
+            self._after_release(touched_app)
+
+    def _after_release(self, app: Application) -> None:
+        if app.state == "Completing" and not app.allocations:
+            self._complete_if_clean(app)
+        else:
+            self._maybe_wait(app)
+
+    def _complete_if_clean(self, app: Application) -> None:
+        if app.state == "Completing" and app.timer_token < 0:
+            return
+
+    def core_release(self, alloc: Allocation, ttype: si.TerminationType, msg: str) -> None:
+        """Start a core-initiated release: mark released and tell the RM."""
+        self.core.fire(alloc, "release", self.rm_id, alloc.app.id)
+        alloc.release_type = ttype.value
+        self._report_release(alloc, ttype, msg)
+
+    # ------------------------------------------------------------------- nodes
+    def add_node(self, info: si.NodeInfo) -> None:
+        box = self.core.outbox(self.rm_id)
+        reason = ""
+        if self.state != "Active":
+            reason = f"partition {self.name} is {self.state.lower()}"
+        elif info.node_id in self.nodes:
+            reason = f"node {info.node_id} already exists"
+        capacity = info.schedulable_resource.as_dict() if info.schedulable_resource else {}
+        occupied = info.occupied_resource.as_dict() if info.occupied_resource else {}
+        if not reason:
+            reason = self._check_recovery(info)
+        if reason:
+            box.node_rejected.append((info.node_id, reason))
+            self.core.event(self.rm_id, ET.NODE, info.node_id, f"rejected: {reason}")
+            return
+        node = Node(info.node_id, self, capacity, occupied, dict(info.attributes))
+        self.nodes[node.id] = node
+        self.node_order.add(node)
+        res.add_into(self.capacity, capacity)
+        for msg in info.existing_allocations:
+            self._recover(node, msg)
+        node.recompute_available("recovered allocations exceed the node's room")
+        self.node_order.update(node)
+        box.node_accepted.append(node.id)
+        self.core.event(self.rm_id, ET.NODE, node.id, "node added", si.EventChangeType.ADD)
+
+    def _check_recovery(self, info: si.NodeInfo) -> str:
+        """All or nothing: a node whose recovered allocations can not attach is rejected."""
+        seen: set[str] = set()
+        for i, a in enumerate(info.existing_allocations):
+            where = f"existingAllocations[{i}]"
+            app = self.apps.get(a.application_id)
+            if app is None or app.state not in LIVE_APP_STATES or app.queue is None:
+                return (f"{where}: application {a.application_id} is not known or not live; "
+                        "the RM must add applications before their nodes")
+            if not a.uuid:
+                return f"{where}: a recovered allocation needs its uuid"
+            if a.uuid in self.allocations or a.uuid in seen:
+                return f"{where}: allocation uuid {a.uuid} already exists"
+            if a.node_id and a.node_id != info.node_id:
+                return f"{where}: allocation is for node {a.node_id}, not {info.node_id}"
+            seen.add(a.uuid)
+        return ""
+
+    def _recover(self, node: Node, msg: si.Allocation) -> None:
+        """Rebuild an allocation the RM reports on a node (``001`` "Application recovery").
+
+        The core generates the ask the allocation came from (Initial -> Pending
+        -> Allocated) so the application's asks and allocations stay paired.
+        """
+        app = self.apps[msg.application_id]
+        resource = msg.resource_per_alloc.as_dict()
+        placeholder = msg.placeholder and bool(msg.task_group_name)
+        ask = app.asks.get(msg.allocation_key)
+        if ask is None:
+            ask = Ask(app, msg.allocation_key, resource, 1, msg.priority, self.core.next_seq(),
+                      self.core.clock.now(), 0, dict(msg.allocation_tags), msg.task_group_name,
+                      placeholder)
+            self.core.fire(ask, "ask", self.rm_id, app.id)
+            self._add_pending(app, ask)
+            self._consume_repeat(app, ask)
+        elif ask.state == "Pending":
+            self._consume_repeat(app, ask)
+        else:
+            ask.max_allocations += 1
+            ask.allocated_count += 1
+        alloc = Allocation(msg.uuid, app, msg.allocation_key, node, resource,
+                           self.core.clock.now(), placeholder, msg.task_group_name,
+                           msg.priority, dict(msg.allocation_tags), recovered=True)
+        over_quota = app.queue is not None and any(
+            q.max is not None and not res.fits_with(resource, q.allocated, q.max)
+            for q in app.queue.ancestry())
+        alloc.over_capacity = not res.fits(resource, node.available)
+        self._bind(alloc)
+        node.recompute_available("recovered allocations exceed the node's room")
+        if over_quota:
+            alloc.over_quota = True
+            for q in app.queue.ancestry() if app.queue else ():
+                self._refresh_quota_flag(q, "recovered allocations exceed the max")
+        if app.state == "New":
+            self._fire_app(app, "accept")
+        if not placeholder and app.state in ("Accepted", "Completing"):
+            self._fire_app(app, "run")
+        self.core.outbox(self.rm_id).events.append((
+            ET.REQUEST, alloc.uuid, app.id, f"allocation recovered on node {node.id}",
+            si.EventChangeType.ADD, int(self.core.clock.now() * 1e9)))
+
+    def update_node(self, info: si.NodeInfo) -> None:
+        node = self.nodes.get(info.node_id)
+        box = self.core.outbox(self.rm_id)
+        if node is None:
+            box.node_rejected.append((info.node_id, f"node {info.node_id} is not known"))
+            self.core.event(self.rm_id, ET.NODE, info.node_id, "update of an unknown node")
+            return
+        action = info.action
+        if action == si.NodeAction.UPDATE:
+            if info.schedulable_resource is not None:
+                res.sub_from(self.capacity, node.capacity)
+                node.capacity = info.schedulable_resource.as_dict()
+                res.add_into(self.capacity, node.capacity)
+            if info.occupied_resource is not None:
+                node.occupied = info.occupied_resource.as_dict()
+            if info.attributes:
+                node.attributes = dict(info.attributes)
+            node.recompute_available("capacity or occupied changed by the RM")
+            self.node_order.update(node)
+            self.core.event(self.rm_id, ET.NODE, node.id, "node updated", si.EventChangeType.SET)
+        elif action == si.NodeAction.DRAIN_NODE:
+            if node.state != "Schedulable":
+                box.node_rejected.append((node.id, f"node {node.id} is {node.state.lower()}"))
+                return
+            self.core.fire(node, "drain", self.rm_id)
+            self.node_order.discard(node)
+            self._cancel_node_reservation(node)
+        elif action == si.NodeAction.DRAIN_TO_SCHEDULABLE:
+            if node.state != "Draining":
+                box.node_rejected.append(
+                    (node.id, f"node {node.id} is {node.state.lower()}, not draining"))
+                return
+            self.core.fire(node, "restore", self.rm_id)
+            self.node_order.add(node)
+        elif action == si.NodeAction.DECOMISSION:
+            self.remove_node(node)
+        else:
+            box.node_rejected.append((node.id, f"node action {action.name} is not supported"))
+
+    def remove_node(self, node: Node, message: str = "node decommissioned") -> None:
+        """DECOMISSION: allocations on it leave every account and the RM is told."""
+        self.core.fire(node, "remove", self.rm_id)
+        self.node_order.discard(node)
+        self._cancel_node_reservation(node)
+        touched: list[Application] = []
+        for alloc in list(node.allocations.values()):
+            self._remove_allocation(alloc, "stop")
+            self._report_release(alloc, TT.STOPPED_BY_RM, message)
+            if alloc.app not in touched:
+                touched.append(alloc.app)
+        res.sub_from(self.capacity, node.capacity)
+        del self.nodes[node.id]
+        for app in touched:
+            self._after_release(app)
+
+    # ------------------------------------------------------------ reservations
+    def _reserve(self, app: Application, ask: Ask, node: Node) -> None:
+        node.reservation = (app.id, ask.key)
+        self.reservations[(app.id, ask.key)] = node
+        self.core.event(self.rm_id, ET.REQUEST, ask.key, f"reserved node {node.id}",
+                        si.EventChangeType.ADD, app.id)
+
+    def _cancel_reservation(self, app_id: str, key: str) -> None:
+        node = self.reservations.pop((app_id, key), None)
+        if node is not None:
+            node.reservation = None
+
+    def _cancel_node_reservation(self, node: Node) -> None:
+        if node.reservation is not None:
+            self._cancel_reservation(*node.reservation)
+
+    def _reservation_still_valid(self, ask: Ask | None, node: Node) -> bool:
+        return (
+            ask is not None and ask.state == "Pending" and node.schedulable
+            and node.id in self.nodes
+            and res.fits(ask.resource, res.sub(node.capacity, node.occupied))
+        )
+
+    # -------------------------------------------------------------- scheduling
+    def schedule(self) -> int:
+        """Allocate until nothing more fits right now; returns the allocations made.
+
+        Usage only grows during one call (releases are processed by API calls,
+        never in the middle of a cycle), so an ask that found no node, or no
+        queue headroom, is not tried again in the same call: this keeps a call
+        with many unschedulable asks linear instead of quadratic.
+        """
+        if self.state == "Stopped":
+            return 0
+        self._failed = set()
+        self._failed_shapes = []
+        count = self._allocate_reserved()
+        while self._try_allocate(self.root):
+            count += 1
+        return count
+
+    def _allocate_reserved(self) -> int:
+        count = 0
+        for (app_id, key), node in list(self.reservations.items()):
+            app = self.apps.get(app_id)
+            ask = app.asks.get(key) if app is not None else None
+            if app is None or ask is None or not self._reservation_still_valid(ask, node):
+                self._cancel_reservation(app_id, key)
+                continue
+            if (res.fits(ask.resource, node.available) and self._can_start(app)
+                    and self._headroom(app, ask) and self._predicates(ask, node, True)):
+                self._allocate(app, ask, node)
+                count += 1
+        return count
+
+    def _try_allocate(self, queue: Queue) -> bool:
+        if queue.is_leaf:
+            return self._try_leaf(queue)
+        return any(self._try_allocate(child) for child in ordered_children(queue))
+
+    def _try_leaf(self, queue: Queue) -> bool:
+        failed = self._failed
+        for app in ordered_apps(queue, self.capacity):
+            if app.state not in ("Accepted", "Running", "Completing", "Resuming"):
+                continue
+            if not self._can_start(app):
+                for ask in app.pending_asks.values():
+                    self._set_scheduling_state(ask, SS.SKIPPED,
+                                               "maxapplications reached on the queue path")
+                continue
+            for ask in app.pending_asks.values():
+                if (app.id, ask.key) in failed:
+                    continue
+                if not self._headroom(app, ask):
+                    failed.add((app.id, ask.key))
+                    self._set_scheduling_state(ask, SS.SKIPPED, "queue quota reached")
+                    continue
+                node = self._find_node(app, ask)
+                if node is not None:
+                    self._allocate(app, ask, node)
+                    return True
+                failed.add((app.id, ask.key))
+                self._failed_shapes.append(ask.resource)
+                self._reserve_or_fail(app, ask)
+        return False
+
+    def _headroom(self, app: Application, ask: Ask) -> bool:
+        r = ask.resource
+        for q in app.queue.ancestry() if app.queue else ():
+            if q.max is not None and not res.fits_with(r, q.allocated, q.max):
+                return False
+        return True
+
+    def _find_node(self, app: Application, ask: Ask) -> Node | None:
+        r = ask.resource
+        if self.predicates is None:
+            for shape in self._failed_shapes:
+                if res.fits(shape, r):
+                    return None
+        mine = (app.id, ask.key)
+        for node in self.node_order:
+            if node.reservation is not None and node.reservation != mine:
+                continue
+            if res.fits(r, node.available) and self._predicates(ask, node, True):
+                return node
+        return None
+
+    def _reserve_or_fail(self, app: Application, ask: Ask) -> None:
+        key = (app.id, ask.key)
+        if key in self.reservations:
+            self._set_scheduling_state(ask, SS.RESERVED, "waiting for the reserved node")
+            return
+        for node in self.node_order:
+            if node.reservation is not None:
+                continue
+            if res.fits(ask.resource, res.sub(node.capacity, node.occupied)) and \
+                    self._predicates(ask, node, False):
+                self._reserve(app, ask, node)
+                self._set_scheduling_state(ask, SS.RESERVED, f"reserved node {node.id}")
+                return
+        self._set_scheduling_state(ask, SS.FAILED, "no node can satisfy the ask")
+
+    def _predicates(self, ask: Ask, node: Node, allocate: bool) -> bool:
+        if self.predicates is None:
+            return True
+        args = si.PredicatesArgs.model_construct(
+            allocation_key=ask.key, node_id=node.id, allocate=allocate)
+        try:
+            return bool(self.predicates(args))
+        except Exception as exc:  # a shim's bug must not break the cycle
+            self.core.event(self.rm_id, ET.NODE, node.id,
+                            f"predicates raised {type(exc).__name__}: {exc}",
+                            reference_id=ask.key)
+            return False
+
+    def _set_scheduling_state(self, ask: Ask, state: si.SchedulingState, reason: str) -> None:
+        if ask.last_scheduling_state == state:
+            return
+        ask.last_scheduling_state = state
+        self.core.outbox(self.rm_id).scheduling.append((ask.app.id, ask.key, state, reason))
+
+    def _allocate(self, app: Application, ask: Ask, node: Node) -> Allocation:
+        core = self.core
+        uuid = core.new_uuid(app.id, ask.key, self.allocations.__contains__)
+        alloc = Allocation(uuid, app, ask.key, node, ask.resource, core.clock.now(),
+                           ask.placeholder, ask.task_group, ask.priority, ask.tags)
+        self._bind(alloc)
+        self._consume_repeat(app, ask)
+        if self.reservations:
+            self._cancel_reservation(app.id, ask.key)
+        if not ask.placeholder and app.state in ("Accepted", "Completing"):
+            self._fire_app(app, "run")
+        if ask.execution_timeout_ms > 0:
+            core.schedule_timer(ask.execution_timeout_ms / 1000.0, "execution", alloc,
+                                alloc.timer_token)
+        if ask.last_scheduling_state is not None and ask.last_scheduling_state != SS.SCHEDULED:
+            self._set_scheduling_state(ask, SS.SCHEDULED, f"allocated on node {node.id}")
+        box = core.outbox(self.rm_id)
+        box.new.append(alloc)
+        if core.emit_events:
+            box.events.append((ET.REQUEST, uuid, app.id, f"allocated on node {node.id}",
+                               si.EventChangeType.ADD, int(core.clock.now() * 1e9)))
+        return alloc
+
+    def _consume_repeat(self, app: Application, ask: Ask) -> None:
+        """One repeat of a pending ask became an allocation: move it out of pending."""
+        r = ask.resource
+        res.sub_from(app.pending, r)
+        for q in app.queue.ancestry() if app.queue else ():
+            res.sub_from(q.pending, r)
+        ask.pending_repeats -= 1
+        ask.allocated_count += 1
+        if ask.pending_repeats == 0:
+            del app.pending_asks[ask.sort_key]
+            self.core.fire(ask, "allocate", self.rm_id, app.id)
+
+    # ------------------------------------------------------------------ timers
+    def on_timer(self, kind: str, target: Any, token: int) -> None:
+        """A due timer of this partition (called by the scheduler inside ``schedule()``)."""
+        if kind == "execution":
+            alloc: Allocation = target
+            if alloc.timer_token == token and alloc.state == "Allocated" \
+                    and alloc.uuid in self.allocations:
+                self.core_release(alloc, TT.TIMEOUT, "execution timeout reached")
+            return
+        app: Application = target
+        if app.timer_token != token or self.apps.get(app.id) is not app:
+            return
+        if kind == "complete" and app.state == "Completing":
+            if app.has_placeholders():
+                for alloc in list(app.allocations.values()):
+                    if alloc.placeholder and alloc.state == "Allocated":
+                        self.core_release(alloc, TT.TIMEOUT,
+                                          "application completing: placeholder not used")
+            else:
+                self._finish(app, "complete")
+        elif kind == "expire" and app.state in ("Completed", "Failed", "Rejected"):
+            self._fire_app(app, "expire")
+            del self.apps[app.id]
+
+    def _finish(self, app: Application, trigger: str) -> None:
+        self._fire_app(app, trigger)
+        if app.queue is not None:
+            app.queue.apps.pop(app.id, None)
+        for ask in list(app.asks.values()):
+            self._drop_ask(ask, f"application {app.state.lower()}")
+        self._start_app_timer(app, TERMINATED_RETENTION, "expire")
+        self.cleanup_queues()
+
+    # -------------------------------------------------------------------- dump
+    def dump(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "rm_id": self.rm_id,
+            "state": self.state,
+            "queues": [_dump_queue(q) for q in self.queues.values()],
+            "applications": [_dump_app(a) for a in self.apps.values()],
+            "nodes": [_dump_node(n) for n in self.nodes.values()],
+        }
+
+
+def _r(r: Resource | None) -> dict[str, int] | None:
+    return None if r is None else {k: r[k] for k in sorted(r) if r[k]}
+
+
+def _rd(r: Resource) -> dict[str, int]:
+    return {k: r[k] for k in sorted(r) if r[k]}
+
+
+def _dump_queue(q: Queue) -> dict[str, Any]:
+    return {
+        "path": q.path, "state": q.state, "parent": not q.is_leaf,
+        "max": _r(q.max), "guaranteed": _r(q.guaranteed),
+        "allocated": _rd(q.allocated), "pending": _rd(q.pending),
+        "sort_policy": q.sort_policy,
+    }
+
+
+def _dump_app(a: Application) -> dict[str, Any]:
+    return {
+        "application_id": a.id, "queue": a.queue_path, "state": a.state, "user": a.user,
+        "allocated": _rd(a.allocated), "placeholder_allocated": _rd(a.placeholder_allocated),
+        "pending": _rd(a.pending), "placeholder_ask": _rd(a.placeholder_ask),
+        "asks": [
+            {"allocation_key": k.key, "pending_repeats": k.pending_repeats,
+             "resource": _rd(k.resource), "placeholder": k.placeholder,
+             "task_group": k.task_group, "state": k.state}
+            for k in a.asks.values()
+        ],
+        "allocations": [
+            {"uuid": x.uuid, "allocation_key": x.ask_key, "node_id": x.node.id,
+             "resource": _rd(x.resource), "placeholder": x.placeholder,
+             "task_group": x.task_group, "released": x.released, "state": x.state}
+            for x in a.allocations.values()
+        ],
+    }
+
+
+def _dump_node(n: Node) -> dict[str, Any]:
+    reserved = [] if n.reservation is None else [
+        {"application_id": n.reservation[0], "allocation_key": n.reservation[1]}]
+    return {
+        "node_id": n.id, "state": n.state, "capacity": _rd(n.capacity),
+        "occupied": _rd(n.occupied), "allocated": _rd(n.allocated),
+        "available": _rd(res.sub_floor(n.available, {})), "reserved": reserved,
+    }
+
+
+__all__ = ["TERMINATED_APP_STATES", "Partition"]

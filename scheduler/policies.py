@@ -1,0 +1,148 @@
+"""Sorting policies: which queue, which application, which node first.
+
+``004_3abbea6d8cd34e89.txt`` ("Implementation"): sort queues and applications
+by resource usage, let each partition choose how nodes are sorted. Where the
+seed stops, the policies follow Apache YuniKorn:
+
+- queues: fair, by the per-type usage shares of ``allocated`` against
+  ``guaranteed`` (largest share first, compared lexicographically), then path;
+- applications (``application.sort.policy``): ``fifo`` by submission order;
+  ``fair`` by usage shares against the queue's guaranteed (or the partition's
+  capacity), then submission; ``stateaware`` like fifo, but at most one
+  application that has not started running is scheduled at a time;
+- nodes (``nodesortpolicy``): ``fair`` least used first, ``binpacking`` most
+  used first, usage being the weighted mean share of ``capacity`` in use
+  (``resourceweights``, default memory 1.0 and vcore 1.0), then node id.
+
+Nodes are kept in a ``SortedList`` updated incrementally as allocations come
+and go (YuniKorn keeps a B-tree for the same reason): no full sort per
+allocation, so picking a node costs O(log n) at 5,000 nodes as at 500.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from sortedcontainers import SortedList
+
+from . import resources as res
+from .objects import Application, Node, Queue
+from .resources import ResourceView
+
+NODE_POLICIES = ("fair", "binpacking")
+APP_POLICIES = ("fifo", "fair", "stateaware")
+DEFAULT_WEIGHTS: dict[str, float] = {"memory": 1.0, "vcore": 1.0}
+
+
+class NodeCollection:
+    """The schedulable nodes of a partition in policy order."""
+
+    __slots__ = ("_binpacking", "_nodes", "_order", "policy", "weights")
+
+    def __init__(self, policy: str = "fair", weights: Mapping[str, float] | None = None) -> None:
+        self._order: Any = SortedList()
+        self._nodes: dict[str, Node] = {}
+        self.policy = "fair"
+        self.weights: dict[str, float] = dict(DEFAULT_WEIGHTS)
+        self._binpacking = False
+        self.set_policy(policy, weights)
+
+    def set_policy(self, policy: str, weights: Mapping[str, float] | None = None) -> None:
+        """Switch policy or weights; every node is re-keyed (config reload only)."""
+        self.policy = policy or "fair"
+        self._binpacking = self.policy == "binpacking"
+        self.weights = dict(weights) if weights else dict(DEFAULT_WEIGHTS)
+        nodes = list(self._nodes.values())
+        self._order.clear()
+        for node in nodes:
+            node.sort_key = self._key(node)
+            self._order.add(node.sort_key)
+
+    def _key(self, node: Node) -> tuple[float, str]:
+        used = res.sub(node.capacity, node.available)
+        score = res.weighted_usage(used, node.capacity, self.weights)
+        return (-score if self._binpacking else score, node.id)
+
+    def add(self, node: Node) -> None:
+        if node.id in self._nodes:
+            return
+        self._nodes[node.id] = node
+        node.sort_key = self._key(node)
+        self._order.add(node.sort_key)
+
+    def discard(self, node: Node) -> None:
+        if self._nodes.pop(node.id, None) is not None:
+            self._order.remove(node.sort_key)
+
+    def update(self, node: Node) -> None:
+        """Re-position one node after its usage changed: O(log n)."""
+        if node.id not in self._nodes:
+            return
+        key = self._key(node)
+        if key != node.sort_key:
+            self._order.remove(node.sort_key)
+            node.sort_key = key
+            self._order.add(key)
+
+    def __contains__(self, node: Node) -> bool:
+        return node.id in self._nodes
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __iter__(self) -> Iterator[Node]:
+        nodes = self._nodes
+        for _score, node_id in self._order:
+            yield nodes[node_id]
+
+
+def queue_key(queue: Queue) -> tuple[list[float], str]:
+    """Fair queue order: smallest usage share of guaranteed first, then path."""
+    return (res.shares(queue.allocated, queue.guaranteed or {}), queue.path)
+
+
+def ordered_children(queue: Queue) -> list[Queue]:
+    """The children that have pending resources, in fair order."""
+    kids = [q for q in queue.children.values() if q.pending]
+    if len(kids) > 1:
+        kids.sort(key=queue_key)
+    return kids
+
+
+def ordered_apps(queue: Queue, capacity: ResourceView) -> list[Application]:
+    """The queue's applications that have pending asks, in the queue's policy order."""
+    apps = [a for a in queue.apps.values() if a.pending_asks]
+    policy = queue.sort_policy
+    if policy == "fair":
+        base = queue.guaranteed or capacity
+        apps.sort(key=lambda a: (res.shares(res.add(a.allocated, a.placeholder_allocated), base),
+                                 a.submit_seq))
+        return apps
+    apps.sort(key=lambda a: a.submit_seq)
+    if policy == "stateaware":
+        return _state_aware(apps, queue)
+    return apps
+
+
+def _state_aware(apps: list[Application], queue: Queue) -> list[Application]:
+    """Running applications, plus the oldest not-yet-running one when none is starting.
+
+    "Starting" here is an application still in Accepted that already holds
+    allocations (gang placeholders): while one exists, no other Accepted
+    application is offered resources (``001`` "Handling queue with a FAIR sort
+    policy": only one New application processed at a time).
+    """
+    starting = any(
+        a.state == "Accepted" and a.allocations for a in queue.apps.values()
+    )
+    out: list[Application] = []
+    admitted = False
+    for app in apps:
+        if app.state in ("Running", "Completing") or (
+                app.state == "Accepted" and app.allocations):
+            out.append(app)
+        elif not starting and not admitted:
+            out.append(app)
+            admitted = True
+    return out
