@@ -9,7 +9,7 @@ invariant after every step.
 
 from __future__ import annotations
 
-from . import accounting, lifecycle
+from . import accounting, gang, lifecycle
 from .lifecycle import LifecycleRecorder
 from .registry import REGISTRY, CheckContext, Invariant, Violation, check_all, results
 
@@ -21,6 +21,7 @@ __all__ = [
     "Violation",
     "accounting",
     "check_all",
+    "gang",
     "lifecycle",
     "results",
 ]

@@ -30,6 +30,21 @@ def add_check_command(sub: Any) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=run_check)
 
+    p = sub.add_parser("invariants", help="list the invariants (or write docs/invariants.md)")
+    p.add_argument("--markdown", action="store_true", help="print the Markdown page instead")
+    p.set_defaults(func=list_invariants)
+
+
+def list_invariants(args: argparse.Namespace) -> int:
+    from .docs import render
+
+    if args.markdown:
+        print(render(), end="")
+        return 0
+    for inv in REGISTRY.values():
+        print(f"{inv.name:<28} {inv.statement}")
+    return 0
+
 
 def run_check(args: argparse.Namespace) -> int:
     from .stateful import DEFAULT_CONFIG, make_machine

@@ -13,6 +13,9 @@ from .registry import CheckContext, Violation, invariant
 from .walk import stateful_objects
 
 
+CLEAN_EXITS = {("Failing", "Failed"), ("Completing", "Completed")}
+
+
 class LifecycleRecorder:
     """Watches one scheduler and remembers every object's path through its lifecycle.
 
@@ -25,6 +28,7 @@ class LifecycleRecorder:
     def __init__(self, scheduler: Scheduler) -> None:
         self._paths: dict[int, tuple[Any, list[str]]] = {}
         self.illegal: list[str] = []
+        self.exit_problems: list[str] = []
         self.count = 0
         self._detach = scheduler.add_transition_observer(self.record)
 
@@ -45,6 +49,11 @@ class LifecycleRecorder:
                 f"{rec.lifecycle} {getattr(rec.obj, 'event_id', '?')}: undeclared edge "
                 f"{rec.source} --{rec.trigger}--> {rec.dest}")
         path.append(rec.dest)
+        if rec.lifecycle == "application" and (rec.source, rec.dest) in CLEAN_EXITS:
+            held = sorted(getattr(rec.obj, "allocations", {}))
+            if held:
+                self.exit_problems.append(
+                    f"application {rec.obj.id}: {rec.source} -> {rec.dest} while holding {held}")
 
     def path(self, obj: Any) -> list[str] | None:
         entry = self._paths.get(id(obj))

@@ -168,6 +168,25 @@ def _allowed(chain: tuple[QueueConfig, ...], user: str, groups: list[str]) -> bo
     return any(acl.allows(user, groups) for q in chain for acl in (q.submit_acl, q.admin_acl))
 
 
+def _users_for(chains: dict[str, tuple[QueueConfig, ...]]) -> list[tuple[str, list[str]]]:
+    """The checker's users, plus one per user and group the configuration's ACLs name."""
+    users = list(USERS)
+    seen_users = {u for u, _g in users}
+    seen_groups = {g for _u, gs in users for g in gs}
+    for path in sorted(chains):
+        q = chains[path][0]
+        for acl in (q.submit_acl, q.admin_acl):
+            for name in acl.sorted_users:
+                if name not in seen_users:
+                    seen_users.add(name)
+                    users.append((name, []))
+            for group in acl.sorted_groups:
+                if group not in seen_groups:
+                    seen_groups.add(group)
+                    users.append((f"member-of-{group}", [group]))
+    return users
+
+
 def _leaves(queues: list[QueueConfig], prefix: str = "") -> tuple[list[str], list[str]]:
     leaves: list[str] = []
     parents: list[str] = []
@@ -220,10 +239,12 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
     partition_name = partition_cfg.name
     leaves, parents = _leaves(partition_cfg.queues)
     chains = _chains(partition_cfg.queues)
-    submittable = [(leaf, user) for leaf in leaves for user in USERS
+    users = _users_for(chains)
+    submittable = [(leaf, user) for leaf in leaves for user in users
                    if _allowed(chains[leaf], user[0], user[1])]
-    forbidden = [(leaf, user) for leaf in leaves for user in USERS
+    forbidden = [(leaf, user) for leaf in leaves for user in users
                  if not _allowed(chains[leaf], user[0], user[1])]
+    groups_of = dict(users)
     bad_queues = [*parents, "root.nosuchqueue"]
 
     class SchedulerMachine(CheckerMachine):
@@ -336,7 +357,8 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
             self._count(f"add_bad_app:{kind}")
             live = self._live_apps()
             finished = sorted(a for a in self.shim.app_states if a not in live)
-            queue, (user, groups) = submittable[0] if submittable else (leaves[0], USERS[0])
+            queue, (user, groups) = (submittable[0] if submittable
+                                     else (leaves[0] if leaves else "root.x", users[0]))
             partition = partition_name
             if kind == "queue":
                 queue = data.draw(st.sampled_from(bad_queues))
@@ -505,7 +527,7 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
                     si.AddApplicationRequest(
                         application_id=a, queue_name=q, partition_name=partition_name,
                         ugi=si.UserGroupInformation(
-                            user=u, groups=dict(USERS).get(u, [])))
+                            user=u, groups=groups_of.get(u, [])))
                     for a, (q, u) in apps.items()]))
             nodes = []
             for node_id in sorted(self.nodes):

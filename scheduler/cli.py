@@ -22,8 +22,12 @@ def _cmd_diagrams(args: argparse.Namespace) -> int:
         return 2
     for doc in args.embed or ():
         page = Path(doc)
-        page.write_text(embed(page.read_text(encoding="utf-8"),
-                              statemachines.LIFECYCLES.values()), encoding="utf-8")
+        try:
+            text = page.read_text(encoding="utf-8")
+        except OSError as exc:
+            print(f"yunikorn-fsm diagrams: can not read {doc}: {exc.strerror}", file=sys.stderr)
+            return 2
+        page.write_text(embed(text, statemachines.LIFECYCLES.values()), encoding="utf-8")
         paths.append(page)
     for path in paths:
         print(path)

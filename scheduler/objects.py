@@ -40,6 +40,7 @@ class Ask:
         "last_scheduling_state",
         "max_allocations",
         "originator",
+        "parked_on",
         "pending_repeats",
         "placeholder",
         "priority",
@@ -84,6 +85,9 @@ class Ask:
         self.placeholder = placeholder and bool(task_group)
         self.originator = originator
         self.last_scheduling_state: object | None = None
+        # The placeholder whose release must be confirmed before this ask can
+        # take its place (``001`` "Scheduler logic changes" step 3: parked).
+        self.parked_on = ""
 
     @property
     def event_id(self) -> str:
@@ -101,13 +105,18 @@ class Allocation:
         "app",
         "ask_key",
         "created",
+        "fallback",
         "node",
         "over_capacity",
         "over_quota",
         "placeholder",
         "priority",
         "recovered",
+        "release_count",
         "release_type",
+        "replaced_node",
+        "replaces",
+        "replacing_key",
         "resource",
         "state",
         "tags",
@@ -148,6 +157,14 @@ class Allocation:
         self.over_capacity = False
         # The TerminationType value of a core-initiated release awaiting the RM.
         self.release_type: int | None = None
+        self.release_count = 0
+        # Placeholder replacement (001 "Scheduler logic changes"): on a placeholder,
+        # the key of the real ask parked on it; on a real allocation, the placeholder
+        # it replaced, that placeholder's node, and whether it had to go elsewhere.
+        self.replacing_key = ""
+        self.replaces = ""
+        self.replaced_node = ""
+        self.fallback = False
         self.timer_token = 0
 
     @property
@@ -168,9 +185,11 @@ class Application:
 
     LIFECYCLE: ClassVar[Lifecycle] = statemachines.APPLICATION
     __slots__ = (
+        "admission",
         "allocated",
         "allocations",
         "asks",
+        "completing_timed_out",
         "counted_running",
         "execution_timeout_ms",
         "gang_style",
@@ -182,6 +201,7 @@ class Application:
         "placeholder_allocated",
         "placeholder_ask",
         "placeholder_timer_started",
+        "placeholder_token",
         "queue",
         "queue_path",
         "reject_reason",
@@ -232,6 +252,11 @@ class Application:
         self.pending: Resource = {}
         self.counted_running = False
         self.placeholder_timer_started = False
+        self.placeholder_token = 0
+        self.completing_timed_out = False
+        # What admission checked: the queue's sort policy and the max of every
+        # queue on the path when the application was accepted (for the invariants).
+        self.admission: tuple[str, tuple[tuple[str, Resource], ...]] = ("", ())
         self.reject_reason = ""
         self.timer_token = 0
 

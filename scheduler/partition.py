@@ -18,7 +18,7 @@ from typing import Any
 
 from . import resources as res
 from . import si
-from .config import PartitionConfig, QueueConfig, parse_acl
+from .config import APPLICATION_SORT_POLICY, PartitionConfig, QueueConfig, parse_acl
 from .context import CoreContext
 from .objects import (
     LIVE_APP_STATES,
@@ -39,6 +39,8 @@ ET = si.EventRecordType
 COMPLETING_TIMEOUT = 30.0
 TERMINATED_RETENTION = 3 * 24 * 3600.0
 PLACEHOLDER_TIMEOUT = 15 * 60.0
+
+NOTHING, ALLOCATED, PROGRESS = 0, 1, 2
 
 CONFIRM_TRIGGERS = {
     TT.TIMEOUT: "expire",
@@ -112,8 +114,10 @@ class Partition:
         queue.max = dict(cfg.resources.max) if cfg.resources.max else None
         queue.guaranteed = dict(cfg.resources.guaranteed) if cfg.resources.guaranteed else None
         queue.max_applications = cfg.maxapplications
-        queue.properties = dict(cfg.properties)
-        queue.sort_policy = cfg.sort_policy
+        # YuniKorn: properties are inherited by child queues unless overridden.
+        inherited = dict(parent.properties) if parent is not None else {}
+        queue.properties = {**inherited, **cfg.properties}
+        queue.sort_policy = queue.properties.get(APPLICATION_SORT_POLICY, "").lower() or "fifo"
         queue.submitacl = parse_acl(cfg.submitacl) if cfg.submitacl is not None else None
         queue.adminacl = parse_acl(cfg.adminacl) if cfg.adminacl is not None else None
         self._refresh_quota_flag(queue, "max lowered by a configuration update")
@@ -195,6 +199,8 @@ class Partition:
             return
         queue = self.queues[path]
         app.queue = queue
+        app.admission = (queue.sort_policy, tuple(
+            (q.path, dict(q.max)) for q in queue.ancestry() if q.max is not None))
         queue.apps[app_id] = app
         box.app_accepted.append(app_id)
         self.core.event(self.rm_id, ET.APP, app_id, f"added to queue {path}",
@@ -265,6 +271,8 @@ class Partition:
 
     def _fire_app(self, app: Application, trigger: str, message: str = "") -> None:
         self.core.fire(app, trigger, self.rm_id)
+        if trigger == "run":
+            app.completing_timed_out = False
         app.state_since = self.core.clock.now()
         app.timer_token += 1
         self.core.outbox(self.rm_id).app_updated.append(
@@ -324,6 +332,8 @@ class Partition:
         if not reason and msg.max_allocations <= allocated_before:
             reason = (f"maxAllocations {msg.max_allocations} is not above the "
                       f"{allocated_before} repeats of ask {msg.allocation_key} already allocated")
+        if not reason and app is not None and msg.placeholder and msg.task_group_name:
+            reason = self._check_placeholder_room(app, msg, resource, allocated_before)
         if reason or app is None:
             self._reject_ask(msg.application_id, msg.allocation_key, reason)
             return
@@ -343,6 +353,28 @@ class Partition:
             self._fire_app(app, "accept")
         elif app.state == "Completing":
             self._fire_app(app, "run")
+
+    @staticmethod
+    def _check_placeholder_room(
+        app: Application, msg: si.AllocationAsk, resource: Resource, allocated_before: int
+    ) -> str:
+        """Placeholders may not ask for more than the application's ``placeholderAsk``.
+
+        ``001`` "Total placeholder size": the placeholderAsk is the total all
+        task group members will request; keeping every placeholder within it
+        keeps the submission-time quota check meaningful.
+        """
+        if not res.any_positive(app.placeholder_ask):
+            return "a placeholder ask needs a placeholderAsk on its application"
+        wanted = dict(app.placeholder_allocated)
+        for k in app.pending_asks.values():
+            if k.placeholder and k.key != msg.allocation_key:
+                res.add_into(wanted, res.multiply(k.resource, k.pending_repeats))
+        res.add_into(wanted, res.multiply(resource, msg.max_allocations - allocated_before))
+        if not res.fits(wanted, app.placeholder_ask):
+            return (f"placeholders would request {res.to_str(wanted)}, more than the "
+                    f"application's placeholderAsk {res.to_str(app.placeholder_ask)}")
+        return ""
 
     def _add_pending(self, app: Application, ask: Ask) -> None:
         """Register a Pending ask's repeats on the application and its queue path."""
@@ -439,6 +471,10 @@ class Partition:
     def _remove_allocation(self, alloc: Allocation, trigger: str) -> None:
         self.core.fire(alloc, trigger, self.rm_id, alloc.app.id)
         self._unbind(alloc)
+        if alloc.replacing_key and trigger != "replace":
+            ask = alloc.app.asks.get(alloc.replacing_key)
+            if ask is not None and ask.parked_on == alloc.uuid:
+                ask.parked_on = ""
 
     def _report_release(self, alloc: Allocation, ttype: si.TerminationType, msg: str) -> None:
         self.core.outbox(self.rm_id).released.append(
@@ -482,6 +518,8 @@ class Partition:
                         reference_id=alloc.app.id)
                     continue
                 self._remove_allocation(alloc, CONFIRM_TRIGGERS[ttype])
+                if ttype == TT.PLACEHOLDER_REPLACED:
+                    self._complete_replacement(alloc)
             else:
                 self.core.event(self.rm_id, ET.REQUEST, alloc.uuid,
                                 f"release with termination type {ttype.name} ignored",
@@ -493,19 +531,68 @@ class Partition:
             self._after_release(touched_app)
 
     def _after_release(self, app: Application) -> None:
-        if app.state == "Completing" and not app.allocations:
-            self._complete_if_clean(app)
+        """Move the application on once what it waited for has been released.
+
+        Failing ends in Failed when nothing is allocated any more; Resuming goes
+        back to Accepted when its placeholders are gone; Completing whose timeout
+        already fired ends in Completed when its leftover placeholders are gone
+        (``001`` "Cleanup"); otherwise an application with nothing pending and
+        no real allocation starts waiting.
+        """
+        if self.apps.get(app.id) is not app:
+            return
+        if app.state == "Failing":
+            if not app.allocations:
+                self._finish(app, "kill")
+        elif app.state == "Resuming":
+            if not app.has_placeholders():
+                self._fire_app(app, "accept", "placeholders released, scheduling as normal")
+                self._maybe_wait(app)
+        elif app.state == "Completing":
+            if app.completing_timed_out and not app.allocations:
+                self._finish(app, "complete")
         else:
             self._maybe_wait(app)
 
-    def _complete_if_clean(self, app: Application) -> None:
-        if app.state == "Completing" and app.timer_token < 0:
+    def _complete_replacement(self, placeholder: Allocation) -> None:
+        """The shim confirmed a PLACEHOLDER_REPLACED release: place the parked ask.
+
+        ``001`` "Scheduler logic changes" steps 4-6: as one update, the
+        placeholder is gone (already unbound) and the real ask is allocated on
+        the placeholder's node; if it no longer fits there, on another node; if
+        none, it stays pending and is reported FAILED so a shim can scale up.
+        """
+        app = placeholder.app
+        ask = app.asks.get(placeholder.replacing_key)
+        if ask is None or ask.parked_on != placeholder.uuid:
             return
+        ask.parked_on = ""
+        if ask.state != "Pending" or app.state not in ("Accepted", "Running", "Completing"):
+            return
+        if not self._headroom(app, ask):
+            self._set_scheduling_state(ask, SS.SKIPPED, "queue quota reached")
+            return
+        node: Node | None = self.nodes.get(placeholder.node.id)
+        if node is None or not node.schedulable or not res.fits(ask.resource, node.available) \
+                or (node.reservation is not None and node.reservation != (app.id, ask.key)) \
+                or not self._predicates(ask, node, True):
+            self._failed_shapes = []
+            node = self._find_node(app, ask)
+        if node is None:
+            self._set_scheduling_state(ask, SS.FAILED,
+                                       f"placeholder {placeholder.uuid} was released but no "
+                                       "node has room for the real ask")
+            return
+        alloc = self._allocate(app, ask, node)
+        alloc.replaces = placeholder.uuid
+        alloc.replaced_node = placeholder.node.id
+        alloc.fallback = node.id != placeholder.node.id
 
     def core_release(self, alloc: Allocation, ttype: si.TerminationType, msg: str) -> None:
         """Start a core-initiated release: mark released and tell the RM."""
         self.core.fire(alloc, "release", self.rm_id, alloc.app.id)
         alloc.release_type = ttype.value
+        alloc.release_count += 1
         self._report_release(alloc, ttype, msg)
 
     # ------------------------------------------------------------------- nodes
@@ -688,9 +775,12 @@ class Partition:
         self._failed = set()
         self._failed_shapes = []
         count = self._allocate_reserved()
-        while self._try_allocate(self.root):
-            count += 1
-        return count
+        while True:
+            step = self._try_allocate(self.root)
+            if step == NOTHING:
+                return count
+            if step == ALLOCATED:
+                count += 1
 
     def _allocate_reserved(self) -> int:
         count = 0
@@ -706,15 +796,20 @@ class Partition:
                 count += 1
         return count
 
-    def _try_allocate(self, queue: Queue) -> bool:
+    def _try_allocate(self, queue: Queue) -> int:
+        """One step below ``queue``: ALLOCATED, PROGRESS (a replacement started) or NOTHING."""
         if queue.is_leaf:
             return self._try_leaf(queue)
-        return any(self._try_allocate(child) for child in ordered_children(queue))
+        for child in ordered_children(queue):
+            step = self._try_allocate(child)
+            if step != NOTHING:
+                return step
+        return NOTHING
 
-    def _try_leaf(self, queue: Queue) -> bool:
+    def _try_leaf(self, queue: Queue) -> int:
         failed = self._failed
         for app in ordered_apps(queue, self.capacity):
-            if app.state not in ("Accepted", "Running", "Completing", "Resuming"):
+            if app.state not in ("Accepted", "Running", "Completing"):
                 continue
             if not self._can_start(app):
                 for ask in app.pending_asks.values():
@@ -722,8 +817,14 @@ class Partition:
                                                "maxapplications reached on the queue path")
                 continue
             for ask in app.pending_asks.values():
-                if (app.id, ask.key) in failed:
+                if ask.parked_on or (app.id, ask.key) in failed:
                     continue
+                if ask.task_group and not ask.placeholder and app.placeholder_allocated:
+                    started, parked = self._try_replace(app, ask)
+                    if parked:
+                        return PROGRESS
+                    if started:
+                        return PROGRESS
                 if not self._headroom(app, ask):
                     failed.add((app.id, ask.key))
                     self._set_scheduling_state(ask, SS.SKIPPED, "queue quota reached")
@@ -731,11 +832,36 @@ class Partition:
                 node = self._find_node(app, ask)
                 if node is not None:
                     self._allocate(app, ask, node)
-                    return True
+                    return ALLOCATED
                 failed.add((app.id, ask.key))
                 self._failed_shapes.append(ask.resource)
                 self._reserve_or_fail(app, ask)
-        return False
+        return NOTHING
+
+    def _try_replace(self, app: Application, ask: Ask) -> tuple[bool, bool]:
+        """Start replacing a placeholder of the ask's task group: (released any, parked).
+
+        ``001`` "Scheduler logic changes" steps 1-3: take the first unreleased
+        placeholder of the same task group, mark it released, tell the shim
+        (PLACEHOLDER_REPLACED) and park the real ask until the shim confirms.
+        A placeholder smaller than the real ask can never be swapped: like
+        YuniKorn, it is released with TIMEOUT and the next one is tried.
+        """
+        released = False
+        for ph in list(app.allocations.values()):
+            if not ph.placeholder or ph.state != "Allocated" or ph.task_group != ask.task_group:
+                continue
+            if not res.fits(ask.resource, ph.resource):
+                self.core_release(ph, TT.TIMEOUT,
+                                  f"placeholder cancelled: real ask {ask.key} "
+                                  f"{res.to_str(ask.resource)} is larger than the placeholder")
+                released = True
+                continue
+            self.core_release(ph, TT.PLACEHOLDER_REPLACED, f"replaced by ask {ask.key}")
+            ph.replacing_key = ask.key
+            ask.parked_on = ph.uuid
+            return True, True
+        return released, False
 
     def _headroom(self, app: Application, ask: Ask) -> bool:
         r = ask.resource
@@ -806,6 +932,8 @@ class Partition:
         if ask.execution_timeout_ms > 0:
             core.schedule_timer(ask.execution_timeout_ms / 1000.0, "execution", alloc,
                                 alloc.timer_token)
+        if ask.placeholder and not app.placeholder_timer_started:
+            self._start_placeholder_timer(app)
         if ask.last_scheduling_state is not None and ask.last_scheduling_state != SS.SCHEDULED:
             self._set_scheduling_state(ask, SS.SCHEDULED, f"allocated on node {node.id}")
         box = core.outbox(self.rm_id)
@@ -837,19 +965,67 @@ class Partition:
                 self.core_release(alloc, TT.TIMEOUT, "execution timeout reached")
             return
         app: Application = target
-        if app.timer_token != token or self.apps.get(app.id) is not app:
+        if self.apps.get(app.id) is not app:
+            return
+        if kind == "placeholder":
+            if app.placeholder_token == token:
+                self._placeholder_timeout(app)
+            return
+        if app.timer_token != token:
             return
         if kind == "complete" and app.state == "Completing":
-            if app.has_placeholders():
-                for alloc in list(app.allocations.values()):
-                    if alloc.placeholder and alloc.state == "Allocated":
-                        self.core_release(alloc, TT.TIMEOUT,
-                                          "application completing: placeholder not used")
-            else:
-                self._finish(app, "complete")
+            app.completing_timed_out = True
+            self._release_placeholders(app, "application completing: placeholder not used")
+            self._after_release(app)
         elif kind == "expire" and app.state in ("Completed", "Failed", "Rejected"):
             self._fire_app(app, "expire")
             del self.apps[app.id]
+
+    def _start_placeholder_timer(self, app: Application) -> None:
+        """``001`` "Cleanup": the timeout starts when the first placeholder is allocated."""
+        app.placeholder_timer_started = True
+        delay = (app.execution_timeout_ms / 1000.0 if app.execution_timeout_ms > 0
+                 else PLACEHOLDER_TIMEOUT)
+        self.core.schedule_timer(delay, "placeholder", app, app.placeholder_token)
+
+    def _placeholder_timeout(self, app: Application) -> None:
+        """``001`` "Cleanup", placeholder asks pending: release every placeholder.
+
+        Placeholder allocations are released with TIMEOUT and pending
+        placeholder asks with an AllocationAskRelease TIMEOUT, all in this
+        call's one AllocationResponse. Hard: the application fails (its real
+        allocations are released too, so Failed holds nothing) and is Failed
+        once the shim confirmed every release. Soft: it resumes and is Accepted
+        again once its placeholders are gone. An application that already runs
+        and has no placeholder ask pending only loses its leftover placeholders
+        (YuniKorn); one still Accepted with every placeholder allocated is
+        treated as timed out, as in YuniKorn, so it can not wait forever.
+        """
+        pending_ph = [k for k in app.pending_asks.values() if k.placeholder]
+        if app.state == "Running" and not pending_ph:
+            self._release_placeholders(app, "placeholder timeout: not replaced in time")
+            return
+        if app.state not in ("Accepted", "Running"):
+            return
+        box = self.core.outbox(self.rm_id)
+        for ask in pending_ph:
+            self._drop_ask(ask, "placeholder timeout")
+            box.released_asks.append((self.name, app.id, ask.key, TT.TIMEOUT,
+                                      "placeholder timeout: placeholder ask released"))
+        self._release_placeholders(app, "placeholder timeout")
+        if app.gang_style == "Hard":
+            for alloc in list(app.allocations.values()):
+                if alloc.state == "Allocated":
+                    self.core_release(alloc, TT.TIMEOUT, "gang failed: placeholder timeout")
+            self._fire_app(app, "fail", "placeholder timeout (Hard)")
+        elif app.state == "Accepted":
+            self._fire_app(app, "resume", "placeholder timeout (Soft)")
+        self._after_release(app)
+
+    def _release_placeholders(self, app: Application, message: str) -> None:
+        for alloc in list(app.allocations.values()):
+            if alloc.placeholder and alloc.state == "Allocated":
+                self.core_release(alloc, TT.TIMEOUT, message)
 
     def _finish(self, app: Application, trigger: str) -> None:
         self._fire_app(app, trigger)

@@ -167,3 +167,11 @@ def test_lifecycles_page_embeds_current_diagrams() -> None:
         "--embed docs/lifecycles.md`")
     for lc in LIFECYCLES.values():
         assert f"BEGIN generated diagram: {lc.name}" in page
+
+
+def test_invariants_page_is_generated_from_the_registry() -> None:
+    from invariants.docs import render
+
+    assert (DOCS / "invariants.md").read_text(encoding="utf-8") == render(), (
+        "docs/invariants.md is stale: run `yunikorn-fsm invariants --markdown > "
+        "docs/invariants.md`")

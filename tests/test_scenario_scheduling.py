@@ -1,0 +1,442 @@
+"""Scenarios: queue, application and node sorting; skipping; reservations; predicates."""
+
+from __future__ import annotations
+
+from scenario_helpers import NA, SS, Env, config, res
+
+from scheduler import si
+
+# ------------------------------------------------------------ queue sorting
+
+GUARANTEED = config("""
+- name: a
+  resources:
+    guaranteed: {memory: 100}
+- name: b
+  resources:
+    guaranteed: {memory: 200}
+""")
+
+
+def test_fair_queue_sorting_by_share_of_guaranteed() -> None:
+    """a: 10/100 = 0.1 after its first allocation, b 0 -> b; b: 10/200 < 0.1 -> b again."""
+    env = Env(GUARANTEED)
+    env.add_node("node-1", 30)
+    env.add_app("app-a", "root.a")
+    env.add_app("app-b", "root.b")
+    env.ask("app-a", "k", 10, repeats=10)
+    env.ask("app-b", "k", 10, repeats=10)
+    assert env.schedule() == 3
+    assert [a.application_id for a in env.shim.allocations] == ["app-a", "app-b", "app-b"]
+    assert env.queue("root.a")["allocated"] == {"memory": 10}
+    assert env.queue("root.b")["allocated"] == {"memory": 20}
+
+
+def test_fair_queue_sorting_prefers_less_used_queue() -> None:
+    """a holds 50/100 = 0.5 of its guarantee, b 90/200 = 0.45: the single free slot goes to b."""
+    env = Env(GUARANTEED)
+    env.add_node("node-1", 140)
+    env.add_app("app-a", "root.a")
+    env.add_app("app-b", "root.b")
+    env.ask("app-a", "k", 50)
+    assert env.schedule() == 1
+    env.ask("app-b", "k", 90)
+    assert env.schedule() == 1
+    env.ask("app-a", "k2", 10)
+    env.ask("app-b", "k2", 10)
+    env.add_node("node-2", 10)
+    assert env.schedule() == 1
+    assert env.shim.allocations[-1].application_id == "app-b"
+    assert env.queue("root.b")["allocated"] == {"memory": 100}
+
+
+def test_queue_without_pending_is_not_chosen() -> None:
+    env = Env(GUARANTEED)
+    env.add_node("node-1", 100)
+    env.add_app("app-a", "root.a")
+    env.ask("app-a", "k", 10, repeats=3)
+    assert env.schedule() == 3
+    assert env.queue("root.b")["allocated"] == {}
+
+
+# ------------------------------------------------------ application sorting
+
+
+def app_sort_env(policy: str) -> Env:
+    return Env(config(f"""
+- name: a
+  properties:
+    application.sort.policy: {policy}
+"""))
+
+
+def test_fifo_older_application_first() -> None:
+    env = app_sort_env("fifo")
+    env.add_node("node-1", 10)
+    env.add_app("old")
+    env.add_app("young")
+    env.ask("young", "k", 10)
+    env.ask("old", "k", 10)
+    assert env.schedule() == 1
+    assert [a.application_id for a in env.shim.allocations] == ["old"]
+
+
+def fair_vs_fifo(policy: str) -> list[str]:
+    """app-1 already holds 10; then app-1 and app-2 each ask 10 with room for one."""
+    env = app_sort_env(policy)
+    env.add_node("node-1", 20)
+    env.add_app("app-1")
+    env.add_app("app-2")
+    env.ask("app-1", "first", 10)
+    assert env.schedule() == 1
+    env.ask("app-1", "second", 10)
+    env.ask("app-2", "first", 10)
+    assert env.schedule() == 1
+    return [a.application_id for a in env.shim.allocations]
+
+
+def test_fair_less_used_application_first() -> None:
+    assert fair_vs_fifo("fair") == ["app-1", "app-2"]
+
+
+def test_fifo_ignores_usage() -> None:
+    assert fair_vs_fifo("fifo") == ["app-1", "app-1"]
+
+
+def stateaware_blocking(policy: str) -> int:
+    """The older app's ask can never fit; the younger one's fits."""
+    env = app_sort_env(policy)
+    env.add_node("node-1", 100)
+    env.add_app("old")
+    env.add_app("young")
+    env.ask("old", "huge", 1000)
+    env.ask("young", "k", 10)
+    made = env.schedule()
+    assert env.app_state("old") == "Accepted"
+    return made
+
+
+def test_stateaware_admits_one_not_running_application() -> None:
+    assert stateaware_blocking("stateaware") == 0
+
+
+def test_fifo_does_not_block_on_unschedulable_older_app() -> None:
+    assert stateaware_blocking("fifo") == 1
+
+
+def test_stateaware_admits_next_app_once_first_runs() -> None:
+    env = app_sort_env("stateaware")
+    env.add_node("node-1", 100)
+    env.add_app("app-1")
+    env.add_app("app-2")
+    env.ask("app-1", "k", 10)
+    env.ask("app-2", "k", 10)
+    assert env.schedule() == 2
+    assert [a.application_id for a in env.shim.allocations] == ["app-1", "app-2"]
+    assert env.app_state("app-1") == env.app_state("app-2") == "Running"
+
+
+# ------------------------------------------------------------- node sorting
+
+
+def node_sort_env(policy: str, weights: str = "") -> Env:
+    extra = f"    nodesortpolicy:\n      type: {policy}\n"
+    if weights:
+        extra += f"      resourceweights: {weights}\n"
+    return Env(config("- name: a", extra=extra))
+
+
+def test_fair_node_sorting_spreads() -> None:
+    env = node_sort_env("fair")
+    env.add_node("node-1", 100)
+    env.add_node("node-2", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "k", 10, repeats=4)
+    assert env.schedule() == 4
+    assert [a.node_id for a in env.shim.allocations] == [
+        "node-1", "node-2", "node-1", "node-2"]
+    assert env.node("node-1")["allocated"] == env.node("node-2")["allocated"] == {"memory": 20}
+
+
+def test_binpacking_fills_one_node() -> None:
+    env = node_sort_env("binpacking")
+    env.add_node("node-1", 100)
+    env.add_node("node-2", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "k", 10, repeats=4)
+    assert env.schedule() == 4
+    assert {a.node_id for a in env.shim.allocations} == {"node-1"}
+    assert env.node("node-2")["allocated"] == {}
+
+
+def test_binpacking_prefers_fullest_node() -> None:
+    env = node_sort_env("binpacking")
+    env.add_node("node-1", 100)
+    env.add_node("node-2", 100, occupied=res(memory=50))
+    env.add_app("app-1")
+    env.ask("app-1", "k", 10)
+    env.schedule()
+    assert [a.node_id for a in env.shim.allocations] == ["node-2"]
+
+
+def test_fair_prefers_emptiest_node() -> None:
+    env = node_sort_env("fair")
+    env.add_node("node-1", 100, occupied=res(memory=50))
+    env.add_node("node-2", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "k", 10)
+    env.schedule()
+    assert [a.node_id for a in env.shim.allocations] == ["node-2"]
+
+
+def weighted_choice(weights: str) -> str:
+    """node-1 uses half its memory, node-2 half its vcore; fair picks the less used."""
+    env = node_sort_env("fair", weights)
+    env.add_node("node-1", 100, vcore=100, occupied=res(memory=50))
+    env.add_node("node-2", 100, vcore=100, occupied=res(vcore=50))
+    env.add_app("app-1")
+    env.ask("app-1", "k", 10, vcore=10)
+    assert env.schedule() == 1
+    return env.shim.allocations[0].node_id
+
+
+def test_resourceweights_change_node_choice() -> None:
+    assert weighted_choice("{memory: 1.0, vcore: 0.0}") == "node-2"
+    assert weighted_choice("{memory: 0.0, vcore: 1.0}") == "node-1"
+
+
+# ---------------------------------------------------------------- skipping
+
+
+def test_ask_that_does_not_fit_is_skipped_for_smaller_later_one() -> None:
+    env = Env()
+    env.add_node("node-1", 50)
+    env.add_app("app-1")
+    env.ask("app-1", "big", 80, priority=10)
+    env.ask("app-1", "small", 20)
+    assert env.schedule() == 1
+    assert [a.allocation_key for a in env.shim.allocations] == ["small"]
+    assert env.sched_states("app-1", "big") == [SS.FAILED]
+    asks = {a["allocation_key"]: a["state"] for a in env.app("app-1")["asks"]}
+    assert asks == {"big": "Pending", "small": "Allocated"}
+
+
+def test_skipped_app_does_not_block_other_app() -> None:
+    env = Env()
+    env.add_node("node-1", 50)
+    env.add_app("app-1")
+    env.add_app("app-2")
+    env.ask("app-1", "big", 80)
+    env.ask("app-2", "small", 20)
+    assert env.schedule() == 1
+    assert env.shim.allocations[0].application_id == "app-2"
+
+
+# ------------------------------------------------------------ reservations
+
+
+def reserved_env() -> Env:
+    """node-1 (100) holds app-1's 60; app-2 asks 50: fits capacity, not the free 40."""
+    env = Env()
+    env.add_node("node-1", 100)
+    env.add_app("app-1")
+    env.add_app("app-2")
+    env.add_app("app-3", "root.b")
+    env.ask("app-1", "k", 60)
+    assert env.schedule() == 1
+    env.ask("app-2", "big", 50)
+    assert env.schedule() == 0
+    return env
+
+
+def test_reservation_shown_in_node_dump() -> None:
+    env = reserved_env()
+    assert env.node("node-1")["reserved"] == [
+        {"application_id": "app-2", "allocation_key": "big"}]
+    assert env.sched_states("app-2", "big") == [SS.RESERVED]
+
+
+def test_reserved_node_not_used_by_other_applications() -> None:
+    env = reserved_env()
+    env.ask("app-3", "small", 10)
+    assert env.schedule() == 0
+    assert env.uuids("app-3") == []
+    assert env.node("node-1")["allocated"] == {"memory": 60}
+
+
+def test_other_applications_use_unreserved_nodes() -> None:
+    env = reserved_env()
+    env.add_node("node-2", 20)
+    env.ask("app-3", "small", 10)
+    assert env.schedule() == 1
+    assert [a.node_id for a in env.allocs_by("app-3")] == ["node-2"]
+
+
+def test_reservation_cancelled_when_ask_allocated() -> None:
+    env = reserved_env()
+    env.ask("app-3", "small", 10)
+    env.release("app-1", env.uuids("app-1")[0])
+    assert env.schedule() == 2
+    assert [a.allocation_key for a in env.shim.allocations[1:]] == ["big", "small"]
+    assert env.node("node-1")["reserved"] == []
+    assert env.node("node-1")["allocated"] == {"memory": 60}
+
+
+def test_reservation_cancelled_when_ask_removed() -> None:
+    env = reserved_env()
+    env.release_ask("app-2", "big")
+    assert env.node("node-1")["reserved"] == []
+    env.ask("app-3", "small", 10)
+    assert env.schedule() == 1
+    assert [a.node_id for a in env.allocs_by("app-3")] == ["node-1"]
+
+
+def test_reservation_cancelled_when_app_removed() -> None:
+    env = reserved_env()
+    env.remove_app("app-2")
+    assert env.node("node-1")["reserved"] == []
+
+
+def test_reservation_cancelled_when_node_shrinks() -> None:
+    env = reserved_env()
+    env.node_action("node-1", NA.UPDATE, schedulable_resource=res(memory=45))
+    env.schedule()
+    assert env.node("node-1")["reserved"] == []
+    assert env.sched_states("app-2", "big")[-1] == SS.FAILED
+
+
+def test_reservation_cancelled_when_occupied_grows() -> None:
+    env = reserved_env()
+    env.node_action("node-1", NA.UPDATE, occupied_resource=res(memory=60))
+    env.schedule()
+    assert env.node("node-1")["reserved"] == []
+
+
+def test_reservation_cancelled_when_node_drained() -> None:
+    env = reserved_env()
+    env.node_action("node-1", NA.DRAIN_NODE)
+    assert env.node("node-1")["reserved"] == []
+    env.add_node("node-2", 100)
+    assert env.schedule() == 1
+    assert [a.node_id for a in env.allocs_by("app-2")] == ["node-2"]
+
+
+def test_reservation_cancelled_when_node_decommissioned() -> None:
+    env = reserved_env()
+    env.node_action("node-1", NA.DECOMISSION)
+    env.add_node("node-2", 100)
+    assert env.schedule() == 1
+    assert env.node("node-2")["reserved"] == []
+    assert [a.node_id for a in env.allocs_by("app-2")] == ["node-2"]
+
+
+def test_reservation_moves_on_when_a_free_node_appears() -> None:
+    """A new node with room: the reserved ask may be placed there (any node that fits)."""
+    env = reserved_env()
+    env.add_node("node-2", 100)
+    assert env.schedule() == 1
+    assert [a.node_id for a in env.allocs_by("app-2")] == ["node-2"]
+    assert env.node("node-1")["reserved"] == []
+
+
+# -------------------------------------------------------------- predicates
+
+
+def test_node_failing_predicates_is_never_used() -> None:
+    seen: list[si.PredicatesArgs] = []
+
+    def predicates(args: si.PredicatesArgs) -> bool:
+        seen.append(args)
+        return args.node_id != "node-1"
+
+    env = Env(predicates=predicates)
+    env.add_node("node-1", 1000)
+    env.add_node("node-2", 30)
+    env.add_app("app-1")
+    env.ask("app-1", "k", 10, repeats=5)
+    assert env.schedule() == 3
+    assert {a.node_id for a in env.shim.allocations} == {"node-2"}
+    assert env.node("node-1")["allocated"] == {}
+    assert env.node("node-1")["reserved"] == []
+    assert seen and all(a.allocation_key == "k" for a in seen)
+
+
+def test_node_failing_predicates_is_not_reserved() -> None:
+    env = Env(predicates=lambda args: args.node_id != "node-1")
+    env.add_node("node-1", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "k", 10)
+    assert env.schedule() == 0
+    assert env.node("node-1")["reserved"] == []
+    assert env.sched_states("app-1", "k") == [SS.FAILED]
+
+
+def test_raising_predicates_does_not_break_scheduling() -> None:
+    def predicates(args: si.PredicatesArgs) -> bool:
+        if args.node_id == "node-1":
+            raise RuntimeError("shim bug")
+        return True
+
+    env = Env(predicates=predicates)
+    env.add_node("node-1", 1000)
+    env.add_node("node-2", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "k", 10, repeats=2)
+    assert env.schedule() == 2
+    assert {a.node_id for a in env.shim.allocations} == {"node-2"}
+    assert any(e.object_id == "node-1" and "RuntimeError" in e.message
+               for e in env.shim.events)
+
+
+def test_always_raising_predicates_allocates_nothing_without_exception() -> None:
+    def predicates(args: si.PredicatesArgs) -> bool:
+        raise ValueError("broken")
+
+    env = Env(predicates=predicates)
+    env.add_node("node-1", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "k", 10)
+    assert env.schedule() == 0
+    assert env.app("app-1")["allocations"] == []
+
+
+# ------------------------------------------------------- scheduling states
+
+
+def test_scheduling_state_skipped_on_queue_quota() -> None:
+    env = Env(config("- name: a\n  resources:\n    max: {memory: 10}"))
+    env.add_node("node-1", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "k", 20)
+    env.schedule()
+    [msg] = env.shim.scheduling_states
+    assert (msg.application_id, msg.allocation_key, msg.state) == ("app-1", "k", SS.SKIPPED)
+    assert msg.reason
+
+
+def test_scheduling_state_reserved() -> None:
+    env = reserved_env()
+    [msg] = [m for m in env.shim.scheduling_states if m.allocation_key == "big"]
+    assert (msg.application_id, msg.state) == ("app-2", SS.RESERVED)
+
+
+def test_scheduling_state_failed_when_no_node_can_ever_fit() -> None:
+    env = Env()
+    env.add_node("node-1", 100)
+    env.add_node("node-2", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "k", 150)
+    assert env.schedule() == 0
+    [msg] = env.shim.scheduling_states
+    assert (msg.application_id, msg.allocation_key, msg.state) == ("app-1", "k", SS.FAILED)
+    assert env.node("node-1")["reserved"] == env.node("node-2")["reserved"] == []
+
+
+def test_scheduling_state_not_repeated_every_cycle() -> None:
+    env = Env()
+    env.add_node("node-1", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "k", 150)
+    for _ in range(3):
+        env.schedule()
+    assert env.sched_states("app-1", "k") == [SS.FAILED]
