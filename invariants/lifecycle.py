@@ -12,7 +12,6 @@ from statemachines import TransitionRecord
 from .registry import CheckContext, Violation, invariant
 from .walk import stateful_objects
 
-
 CLEAN_EXITS = {("Failing", "Failed"), ("Completing", "Completed")}
 
 
