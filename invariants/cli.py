@@ -98,11 +98,11 @@ def run_check(args: argparse.Namespace) -> int:
         print(file=sys.stderr)
     elapsed = time.monotonic() - started
     broken = _broken_invariants(failure)
-    print(f"\n{'invariant':<28} {'checks':>8}  result")
+    print(f"\n{'invariant':<40} {'checks':>8}  result")
     for name in REGISTRY:
         checks = machine.invariant_checks.get(name, 0)
         status = "VIOLATED" if name in broken else ("ok" if failure is None else "ok so far")
-        print(f"{name:<28} {checks:>8}  {status}")
+        print(f"{name:<40} {checks:>8}  {status}")
     print("\nrules exercised:")
     for rule, count in sorted(machine.rule_counts.items()):
         print(f"  {rule:<40} {count:>7}")
@@ -110,14 +110,23 @@ def run_check(args: argparse.Namespace) -> int:
     if failure is None:
         print("result: every invariant held after every step")
         return 0
-    notes = "\n".join(getattr(failure, "__notes__", []))
-    print("\nresult: FAILED\n\nthe shrunk scenario, replayable step by step:\n"
-          f"{notes}\n\nthe error:\n{type(failure).__name__}: {failure}")
+    print("\nresult: FAILED")
+    for i, leaf in enumerate(_leaves(failure), 1):
+        notes = "\n".join(n for n in getattr(leaf, "__notes__", []) if "target score" not in n)
+        print(f"\nfailure {i}: the shrunk scenario, replayable step by step:\n{notes}\n"
+              f"\nthe error:\n{type(leaf).__name__}: {leaf}")
     return 1
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The distinct failures Hypothesis found (it groups several in an ExceptionGroup)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for sub in exc.exceptions for leaf in _leaves(sub)]
+    return [exc]
 
 
 def _broken_invariants(failure: BaseException | None) -> set[str]:
     if failure is None:
         return set()
-    text = str(failure)
+    text = "\n".join(str(e) for e in _leaves(failure))
     return {name for name in REGISTRY if f"[{name}]" in text}

@@ -77,6 +77,7 @@ BAD_CONFIGS = [
     "        queues:\n          - name: x\n            properties:\n"
     "              application.sort.policy: random\n",
 ]
+CONFIRM_MODES = ["none", "none", "first", "all", "all_twice"]
 DELAYS = [0.5, 5.0, 29.0, 31.0, 61.0, 900.0, 3 * 24 * 3600.0 + 1]
 
 
@@ -91,6 +92,16 @@ class ShimAsk:
     repeats: int
     priority: int
     timeout_ms: int
+    task_group: str = ""
+    placeholder: bool = False
+
+    def message(self, partition: str) -> si.AllocationAsk:
+        return si.AllocationAsk(
+            allocation_key=self.key, application_id=self.app_id, partition_name=partition,
+            resource_ask=si.Resource.of(memory=self.memory, vcore=self.vcore),
+            max_allocations=self.repeats, priority=self.priority,
+            execution_timeout_milli_seconds=self.timeout_ms, task_group_name=self.task_group,
+            placeholder=self.placeholder)
 
 
 @dataclass
@@ -101,13 +112,15 @@ class ModelShim:
     alloc_info: dict[str, si.Allocation] = field(default_factory=dict)
     to_confirm: list[si.AllocationRelease] = field(default_factory=list)
     confirmed: list[si.AllocationRelease] = field(default_factory=list)
-    apps: dict[str, tuple[str, str]] = field(default_factory=dict)
+    apps: dict[str, si.AddApplicationRequest] = field(default_factory=dict)
+    gangs: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
     app_states: dict[str, str] = field(default_factory=dict)
     rejected_apps: list[str] = field(default_factory=list)
     rejected_asks: list[tuple[str, str]] = field(default_factory=list)
     rejected_nodes: list[str] = field(default_factory=list)
     accepted_nodes: list[str] = field(default_factory=list)
     events: int = 0
+    core_releases: int = 0
     reasons: list[str] = field(default_factory=list)
     asks: dict[tuple[str, str], ShimAsk] = field(default_factory=dict)
 
@@ -122,7 +135,13 @@ class ModelShim:
                 self.view.pop(r.uuid, None)
             else:
                 assert r.uuid in self.view, f"core released {r.uuid}, which the shim never ran"
+                assert all(x.uuid != r.uuid for x in self.to_confirm), \
+                    f"core released {r.uuid} twice"
                 self.to_confirm.append(r)
+                self.core_releases += 1
+        for ask_release in response.released_asks:
+            if ask_release.termination_type == TT.TIMEOUT:
+                self.asks.pop((ask_release.application_id, ask_release.allocation_key), None)
         for k in response.rejected:
             assert k.reason, "a rejection must say why"
             self.rejected_asks.append((k.application_id, k.allocation_key))
@@ -168,6 +187,14 @@ def _allowed(chain: tuple[QueueConfig, ...], user: str, groups: list[str]) -> bo
     return any(acl.allows(user, groups) for q in chain for acl in (q.submit_acl, q.admin_acl))
 
 
+def _policy(chain: tuple[QueueConfig, ...]) -> str:
+    """The effective application sort policy: the nearest queue that sets it (inherited)."""
+    for q in chain:
+        if "application.sort.policy" in q.properties:
+            return q.sort_policy
+    return "fifo"
+
+
 def _users_for(chains: dict[str, tuple[QueueConfig, ...]]) -> list[tuple[str, list[str]]]:
     """The checker's users, plus one per user and group the configuration's ACLs name."""
     users = list(USERS)
@@ -203,25 +230,33 @@ def _leaves(queues: list[QueueConfig], prefix: str = "") -> tuple[list[str], lis
 
 
 def _with_max_memory(config: SchedulerConfig, factor: float) -> str:
-    """The same configuration with every queue's memory max scaled (rounded, >= 1)."""
+    """The same configuration with every memory quantity scaled (rounded down, >= 1).
+
+    Queue max and guaranteed and every limit's maxresources scale together, so
+    each ordering the validator checks (guaranteed <= max, child <= parent,
+    children's guaranteed sum, limits within the queue) is preserved.
+    """
     data = config.model_dump(mode="python", exclude_defaults=True)
 
-    def walk(queues: list[dict[str, Any]]) -> None:
-        for q in queues:
-            mx = q.get("resources", {}).get("max", {})
-            if "memory" in mx:
-                mx["memory"] = max(1, int(mx["memory"] * factor))
-            g = q.get("resources", {}).get("guaranteed", {})
-            if "memory" in g and "memory" in mx:
-                g["memory"] = min(g["memory"], mx["memory"])
-            if "vcore" in mx:
-                mx["vcore"] = f"{mx['vcore']}m"
-            if "vcore" in g:
-                g["vcore"] = f"{g['vcore']}m"
-            walk(q.get("queues", []))
+    def scale(resources: dict[str, Any]) -> None:
+        for name, value in list(resources.items()):
+            if name == "memory":
+                resources[name] = max(1, int(value * factor))
+            elif name == "vcore":
+                resources[name] = f"{value}m"
 
-    for p in data.get("partitions", []):
-        walk(p.get("queues", []))
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("max", "guaranteed", "maxresources") and isinstance(value, dict):
+                    scale(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(data)
     return json.dumps(data)
 
 
@@ -244,7 +279,10 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
                    if _allowed(chains[leaf], user[0], user[1])]
     forbidden = [(leaf, user) for leaf in leaves for user in users
                  if not _allowed(chains[leaf], user[0], user[1])]
-    groups_of = dict(users)
+    gang_choices = [(leaf, user) for leaf, user in submittable
+                    if _policy(chains[leaf]) != "fair"]
+    fair_leaves = [(leaf, user) for leaf, user in submittable
+                   if _policy(chains[leaf]) == "fair"]
     bad_queues = [*parents, "root.nosuchqueue"]
 
     class SchedulerMachine(CheckerMachine):
@@ -348,9 +386,9 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
             self._submit(app_id, queue, user, groups, partition_name)
             assert self.shim.app_states.get(app_id) == "New", \
                 f"{user} may submit to {queue} but {app_id} was not accepted"
-            self.shim.apps[app_id] = (queue, user)
 
-        @rule(kind=st.sampled_from(["queue", "acl", "duplicate", "partition", "resubmit"]),
+        @rule(kind=st.sampled_from(["queue", "acl", "duplicate", "partition", "resubmit",
+                                    "gang_fair", "gang_style"]),
               data=st.data())
         def add_bad_app(self, kind: str, data: st.DataObject) -> None:
             """A submission the core must refuse, or a resubmission of a finished id."""
@@ -360,7 +398,16 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
             queue, (user, groups) = (submittable[0] if submittable
                                      else (leaves[0] if leaves else "root.x", users[0]))
             partition = partition_name
-            if kind == "queue":
+            gang: dict[str, Any] = {}
+            if kind == "gang_fair" and fair_leaves:
+                queue, (user, groups) = data.draw(st.sampled_from(fair_leaves))
+                gang = {"placeholder_ask": si.Resource.of(memory=1)}
+                app_id = self._new_id("gang-")
+            elif kind == "gang_style" and submittable:
+                gang = {"placeholder_ask": si.Resource.of(memory=1),
+                        "gang_scheduling_style": "Medium"}
+                app_id = self._new_id("gang-")
+            elif kind == "queue":
                 queue = data.draw(st.sampled_from(bad_queues))
                 app_id = self._new_id("app-")
             elif kind == "acl" and forbidden:
@@ -373,24 +420,112 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
                 self._submit(app_id, queue, user, groups, partition)
                 assert self.shim.app_states.get(app_id) == "New", \
                     f"finished application {app_id} could not be submitted again"
-                self.shim.apps[app_id] = (queue, user)
                 return
             else:
                 partition = "no-such-partition"
                 app_id = self._new_id("app-")
             live_before = app_id in live
             before = self.api.state_dump()
-            self._submit(app_id, queue, user, groups, partition)
+            self._submit(app_id, queue, user, groups, partition, **gang)
             assert self.shim.rejected_apps and self.shim.rejected_apps[-1] == app_id, \
                 f"bad submission ({kind}) of {app_id} was not rejected"
             _assert_only_rejected_app_added(before, self.api.state_dump(), app_id, live_before)
 
         def _submit(self, app_id: str, queue: str, user: str, groups: list[str],
-                    partition: str) -> None:
-            self.api.update_application(si.ApplicationRequest(rm_id=RM_ID, new=[
-                si.AddApplicationRequest(
-                    application_id=app_id, queue_name=queue, partition_name=partition,
-                    ugi=si.UserGroupInformation(user=user, groups=groups))]))
+                    partition: str, **gang: Any) -> bool:
+            """Submit; remember the request when accepted (the shim replays it on restart)."""
+            request = si.AddApplicationRequest(
+                application_id=app_id, queue_name=queue, partition_name=partition,
+                ugi=si.UserGroupInformation(user=user, groups=groups), **gang)
+            self.api.update_application(si.ApplicationRequest(rm_id=RM_ID, new=[request]))
+            accepted = self.shim.app_states.get(app_id) == "New" and not (
+                self.shim.rejected_apps and self.shim.rejected_apps[-1] == app_id)
+            if accepted:
+                self.shim.apps[app_id] = request
+                self.shim.gangs.pop(app_id, None)
+                self.shim.asks = {k: v for k, v in self.shim.asks.items() if k[0] != app_id}
+            return accepted
+
+        # -- gang applications ----------------------------------------------
+        @precondition(lambda self: bool(gang_choices))
+        @rule(choice=st.sampled_from(gang_choices), style=st.sampled_from(["Hard", "Soft", ""]),
+              groups=st.lists(st.tuples(st.integers(1, 3), st.sampled_from([5, 10, 20])),
+                              min_size=1, max_size=2),
+              timeout=st.sampled_from([0, 60_000]))
+        def add_gang_app(self, choice: tuple[str, tuple[str, list[str]]], style: str,
+                         groups: list[tuple[int, int]], timeout: int) -> None:
+            """A gang: task groups of members, the total as placeholderAsk (001)."""
+            self._count(f"add_gang_app:{style or 'default'}")
+            queue, (user, user_groups) = choice
+            total = {"memory": sum(n * size for n, size in groups),
+                     "vcore": sum(n for n, _size in groups)}
+            app_id = self._new_id("gang-")
+            fits = self._fits_path_max(queue, total)
+            accepted = self._submit(
+                app_id, queue, user, user_groups, partition_name,
+                placeholder_ask=si.Resource.of(**total), gang_scheduling_style=style,
+                execution_timeout_milli_seconds=timeout)
+            assert accepted == fits, (
+                f"gang {app_id} ({total}) into {queue}: accepted={accepted}, fits the queue "
+                f"path's max={fits}")
+            if accepted:
+                self.shim.gangs[app_id] = {f"tg{i}": g for i, g in enumerate(groups)}
+
+        def _fits_path_max(self, queue: str, total: dict[str, int]) -> bool:
+            queues = {q["path"]: q for p in self.api.state_dump()["partitions"]
+                      for q in p["queues"]}
+            path = queue
+            while path:
+                mx = queues[path]["max"] or {}
+                if any(k in mx and v > mx[k] for k, v in total.items()):
+                    return False
+                path = path.rpartition(".")[0]
+            return True
+
+        def _live_gangs(self) -> list[str]:
+            live = set(self._live_apps())
+            return sorted(a for a in self.shim.gangs if a in live)
+
+        @precondition(lambda self: bool(self._live_gangs()))
+        @rule(data=st.data(), then_schedule=st.booleans())
+        def send_placeholders(self, data: st.DataObject, then_schedule: bool) -> None:
+            """The shim creates one placeholder pod per member of a task group (option A)."""
+            self._count("send_placeholders")
+            app_id = data.draw(st.sampled_from(self._live_gangs()))
+            group = data.draw(st.sampled_from(sorted(self.shim.gangs[app_id])))
+            members, size = self.shim.gangs[app_id][group]
+            asks = [ShimAsk(app_id, f"{app_id}-{group}-ph-{self._new_id('')}", size, 1, 1, 0, 0,
+                            task_group=group, placeholder=True) for _ in range(members)]
+            n = len(self.shim.rejected_asks)
+            self.api.update_allocation(si.AllocationRequest(
+                rm_id=RM_ID, asks=[a.message(partition_name) for a in asks]))
+            rejected = {k for a, k in self.shim.rejected_asks[n:]}
+            for a in asks:
+                if a.key not in rejected:
+                    self.shim.asks[(app_id, a.key)] = a
+            if rejected:
+                self._count("send_placeholders:rejected")
+            if then_schedule:
+                self.schedule()
+
+        @precondition(lambda self: bool(self._live_gangs()))
+        @rule(data=st.data(), delta=st.sampled_from([0, 0, 0, -2, 5]),
+              then_schedule=st.booleans())
+        def send_real_ask(self, data: st.DataObject, delta: int, then_schedule: bool) -> None:
+            """A real pod of a task group: same size as its placeholder, smaller, or larger."""
+            self._count("send_real_ask")
+            app_id = data.draw(st.sampled_from(self._live_gangs()))
+            group = data.draw(st.sampled_from(sorted(self.shim.gangs[app_id])))
+            size = max(1, self.shim.gangs[app_id][group][1] + delta)
+            ask = ShimAsk(app_id, f"{app_id}-{group}-real-{self._new_id('')}", size, 1, 1, 0, 0,
+                          task_group=group)
+            n = len(self.shim.rejected_asks)
+            self.api.update_allocation(si.AllocationRequest(
+                rm_id=RM_ID, asks=[ask.message(partition_name)]))
+            if len(self.shim.rejected_asks) == n:
+                self.shim.asks[(app_id, ask.key)] = ask
+            if then_schedule:
+                self.schedule()
 
         @precondition(lambda self: bool(self.shim.app_states))
         @rule(data=st.data())
@@ -405,6 +540,7 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
             self.shim.to_confirm = [r for r in self.shim.to_confirm if r.application_id != app_id]
             self.shim.app_states.pop(app_id, None)
             self.shim.apps.pop(app_id, None)
+            self.shim.gangs.pop(app_id, None)
             self.shim.asks = {k: v for k, v in self.shim.asks.items() if k[0] != app_id}
 
         # -- asks ---------------------------------------------------------
@@ -456,18 +592,28 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
                 assert not pending, f"released asks still pending: {pending}"
 
         # -- scheduling and time ------------------------------------------
-        @rule()
-        def schedule(self) -> None:
+        @rule(confirm=st.sampled_from(CONFIRM_MODES))
+        def schedule(self, confirm: str = "none") -> None:
+            """A scheduling cycle; then the shim may confirm the releases it got (or not)."""
             self._count("schedule")
             made = self.api.schedule()
             if made:
                 self._count("schedule:allocated")
+            self._confirm(confirm)
 
-        @rule(delay=st.sampled_from(DELAYS))
-        def advance_clock(self, delay: float) -> None:
+        def _confirm(self, mode: str) -> None:
+            if mode == "none" or not self.shim.to_confirm:
+                return
+            batch = self.shim.to_confirm[:1] if mode == "first" else list(self.shim.to_confirm)
+            for rel in batch:
+                self._send_confirmation(rel, duplicate=mode == "all_twice")
+
+        @rule(delay=st.sampled_from(DELAYS), confirm=st.sampled_from(CONFIRM_MODES))
+        def advance_clock(self, delay: float, confirm: str) -> None:
             self._count("advance_clock")
             self.clock.advance(delay)
             self.api.schedule()
+            self._confirm(confirm)
 
         # -- releases -----------------------------------------------------
         @precondition(lambda self: bool(self.shim.view))
@@ -490,11 +636,16 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
         @precondition(lambda self: bool(self.shim.to_confirm))
         @rule(data=st.data(), duplicate=st.booleans())
         def confirm_release(self, data: st.DataObject, duplicate: bool) -> None:
-            self._count("confirm_release")
+            """A delayed confirmation, of any outstanding release, possibly sent twice."""
             i = data.draw(st.integers(0, len(self.shim.to_confirm) - 1))
-            rel = self.shim.to_confirm.pop(i)
+            self._send_confirmation(self.shim.to_confirm[i], duplicate)
+
+        def _send_confirmation(self, rel: si.AllocationRelease, duplicate: bool) -> None:
+            self._count("confirm_release")
+            self.shim.to_confirm.remove(rel)
             self.shim.view.pop(rel.uuid, None)
             self.shim.confirmed.append(rel)
+            self._count(f"confirm_release:{rel.termination_type.name}")
             request = si.AllocationRequest(rm_id=RM_ID, releases=si.AllocationReleasesRequest(
                 allocations_to_release=[rel]))
             self.api.update_allocation(request)
@@ -523,12 +674,11 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
             apps = {a: self.shim.apps[a] for a in self._live_apps() if a in self.shim.apps}
             self.shim.app_states = {}
             if apps:
-                self.api.update_application(si.ApplicationRequest(rm_id=RM_ID, new=[
-                    si.AddApplicationRequest(
-                        application_id=a, queue_name=q, partition_name=partition_name,
-                        ugi=si.UserGroupInformation(
-                            user=u, groups=groups_of.get(u, [])))
-                    for a, (q, u) in apps.items()]))
+                self.api.update_application(si.ApplicationRequest(
+                    rm_id=RM_ID, new=list(apps.values())))
+            # A shim does not report pods of an application the core refused on resync
+            # (e.g. a gang over a max lowered meanwhile): it kills them instead.
+            apps = {a: r for a, r in apps.items() if self.shim.app_states.get(a) == "New"}
             nodes = []
             for node_id in sorted(self.nodes):
                 existing = [self.shim.alloc_info[u] for u, (a, n) in view.items()
@@ -549,13 +699,8 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
             self.shim.asks = {k: v for k, v in self.shim.asks.items() if k[0] in apps}
             running = Counter((a.application_id, a.allocation_key)
                               for u, a in self.shim.alloc_info.items() if u in self.shim.view)
-            resend = [
-                si.AllocationAsk(
-                    allocation_key=k.key, application_id=k.app_id, partition_name=partition_name,
-                    resource_ask=si.Resource.of(memory=k.memory, vcore=k.vcore),
-                    max_allocations=k.repeats, priority=k.priority,
-                    execution_timeout_milli_seconds=k.timeout_ms)
-                for k in self.shim.asks.values() if running[(k.app_id, k.key)] < k.repeats]
+            resend = [k.message(partition_name) for k in self.shim.asks.values()
+                      if running[(k.app_id, k.key)] < k.repeats]
             if resend:
                 self.api.update_allocation(si.AllocationRequest(rm_id=RM_ID, asks=resend))
 
@@ -639,6 +784,8 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
             # Steer generation towards runs that hold and release more (targeted PBT).
             target(float(self.peak_running), label="allocations the shim runs")
             target(float(self.peak_releasing), label="releases awaiting confirmation")
+            target(float(len(self.shim.confirmed)), label="confirmations sent")
+            target(float(self.shim.core_releases), label="core-initiated releases")
             self.recorder.detach()
 
     SchedulerMachine.__name__ = "SchedulerMachine"

@@ -96,6 +96,22 @@ class CoreContext:
                 (kind, object_id, reference_id, message, change, int(self.clock.now() * 1e9))
             )
 
+    # -- rejections: the answer to the RM plus an event, always both ---------
+    def reject_app(self, rm_id: str, app_id: str, reason: str) -> None:
+        self.outbox(rm_id).app_rejected.append((app_id, reason))
+        self.event(rm_id, si.EventRecordType.APP, app_id, f"rejected: {reason}",
+                   si.EventChangeType.REMOVE)
+
+    def reject_ask(self, rm_id: str, app_id: str, key: str, reason: str) -> None:
+        self.outbox(rm_id).rejected_asks.append((app_id, key, reason))
+        self.event(rm_id, si.EventRecordType.REQUEST, key, f"rejected: {reason}",
+                   si.EventChangeType.REMOVE, app_id)
+
+    def reject_node(self, rm_id: str, node_id: str, reason: str) -> None:
+        self.outbox(rm_id).node_rejected.append((node_id, reason))
+        self.event(rm_id, si.EventRecordType.NODE, node_id, f"rejected: {reason}",
+                   si.EventChangeType.REMOVE)
+
     # -- state changes ------------------------------------------------------
     def fire(self, obj: Any, trigger: str, rm_id: str, reference_id: str = "") -> str:
         """Move ``obj`` along ``trigger`` and report the transition as an event."""

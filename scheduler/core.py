@@ -70,7 +70,8 @@ class Scheduler:
         self._core.emit_events = emit_events
         self._rms: dict[str, ResourceManager] = {}
         self._lock = threading.RLock()
-        self._delivery_lock = threading.RLock()
+        self._delivery_lock = threading.Lock()
+        self._delivering: int | None = None
         self._deliveries: deque[Delivery] = deque()
         self._cycle_thread: int | None = None
         self._wake = threading.Event()
@@ -79,7 +80,12 @@ class Scheduler:
 
     # ---------------------------------------------------------------- plumbing
     @contextmanager
-    def _transaction(self) -> Iterator[None]:
+    def _transaction(self, wake: bool = True) -> Iterator[None]:
+        """Hold the state lock for one call, then deliver what it decided.
+
+        ``wake`` tells the background loop there may be new work; ``schedule()``
+        itself passes False, or an idle loop would never sleep.
+        """
         if self._cycle_thread == threading.get_ident():
             raise RuntimeError("the scheduler API must not be called from predicates()")
         with self._lock:
@@ -87,7 +93,8 @@ class Scheduler:
                 yield
             finally:
                 self._collect()
-        self._wake.set()
+        if wake:
+            self._wake.set()
         self._deliver()
 
     def _collect(self) -> None:
@@ -99,16 +106,29 @@ class Scheduler:
         core.outboxes.clear()
 
     def _deliver(self) -> None:
+        """Deliver queued messages in decision order, one callback at a time.
+
+        A call made from inside a callback returns without delivering: the
+        thread already delivering sends its messages right after the current
+        callback returns, so callbacks never nest.
+        """
+        me = threading.get_ident()
+        if self._delivering == me:
+            return
         with self._delivery_lock:
-            while True:
-                with self._lock:
-                    if not self._deliveries:
-                        return
-                    method, message = self._deliveries.popleft()
-                try:
-                    method(message)
-                except Exception:
-                    log.exception("resource manager callback %s raised", method)
+            self._delivering = me
+            try:
+                while True:
+                    with self._lock:
+                        if not self._deliveries:
+                            return
+                        method, message = self._deliveries.popleft()
+                    try:
+                        method(message)
+                    except Exception:
+                        log.exception("resource manager callback %s raised", method)
+            finally:
+                self._delivering = None
 
     def _rm(self, rm_id: str) -> ResourceManager | None:
         """The RM if it may send requests; otherwise None, after saying why."""
@@ -123,6 +143,11 @@ class Scheduler:
         rm = self._rms.get(rm_id)
         state = rm.state.lower() if rm is not None else "not registered"
         return f"resource manager {rm_id} is {state}; register again to resync"
+
+    def _ignored(self, rm_id: str, count: int, what: str) -> None:
+        if count:
+            self._core.event(rm_id, si.EventRecordType.UNKNOWN_EVENTRECORD_TYPE, rm_id,
+                             f"{count} {what} ignored: {self._refuse(rm_id)}")
 
     def add_transition_observer(self, observer: Observer) -> Callable[[], None]:
         """See every lifecycle transition of this scheduler (for checkers and tracing)."""
@@ -221,15 +246,16 @@ class Scheduler:
         with self._transaction():
             rm = self._rm(request.rm_id)
             if rm is None:
-                box = self._core.outbox(request.rm_id)
                 reason = self._refuse(request.rm_id)
-                box.app_rejected.extend((a.application_id, reason) for a in request.new)
+                for a in request.new:
+                    self._core.reject_app(request.rm_id, a.application_id, reason)
+                self._ignored(request.rm_id, len(request.remove), "application removals")
                 return
             for add in request.new:
                 partition = rm.partitions.get(add.partition_name)
                 if partition is None:
-                    self._core.outbox(rm.id).app_rejected.append(
-                        (add.application_id, f"partition {add.partition_name} does not exist"))
+                    self._core.reject_app(rm.id, add.application_id,
+                                          f"partition {add.partition_name} does not exist")
                     continue
                 partition.add_application(add)
             for remove in request.remove:
@@ -246,15 +272,14 @@ class Scheduler:
             rm = self._rm(request.rm_id)
             if rm is None:
                 reason = self._refuse(request.rm_id)
-                self._core.outbox(request.rm_id).node_rejected.extend(
-                    (n.node_id, reason) for n in request.nodes)
+                for n in request.nodes:
+                    self._core.reject_node(request.rm_id, n.node_id, reason)
                 return
             for info in request.nodes:
                 name = info.attributes.get(NODE_PARTITION_ATTRIBUTE) or si.DEFAULT_PARTITION
                 partition = self._node_partition(rm, info.node_id) or rm.partitions.get(name)
                 if partition is None:
-                    self._core.outbox(rm.id).node_rejected.append(
-                        (info.node_id, f"partition {name} does not exist"))
+                    self._core.reject_node(rm.id, info.node_id, f"partition {name} does not exist")
                 elif info.action == si.NodeAction.CREATE:
                     partition.add_node(info)
                 else:
@@ -275,15 +300,19 @@ class Scheduler:
             rm = self._rm(request.rm_id)
             if rm is None:
                 reason = self._refuse(request.rm_id)
-                self._core.outbox(request.rm_id).rejected_asks.extend(
-                    (a.application_id, a.allocation_key, reason) for a in request.asks)
+                for a in request.asks:
+                    self._core.reject_ask(request.rm_id, a.application_id, a.allocation_key,
+                                          reason)
+                releases = request.releases
+                if releases is not None:
+                    self._ignored(request.rm_id, len(releases.allocations_to_release)
+                                  + len(releases.allocation_asks_to_release), "releases")
                 return
             for ask in request.asks:
                 partition = rm.partitions.get(ask.partition_name)
                 if partition is None:
-                    self._core.outbox(rm.id).rejected_asks.append(
-                        (ask.application_id, ask.allocation_key,
-                         f"partition {ask.partition_name} does not exist"))
+                    self._core.reject_ask(rm.id, ask.application_id, ask.allocation_key,
+                                          f"partition {ask.partition_name} does not exist")
                     continue
                 partition.add_ask(ask)
             releases = request.releases
@@ -309,7 +338,7 @@ class Scheduler:
     # -------------------------------------------------------------- scheduling
     def schedule(self) -> int:
         """Fire due timers, then allocate until nothing more can be placed now."""
-        with self._transaction():
+        with self._transaction(wake=False):
             self._cycle_thread = threading.get_ident()
             try:
                 self._fire_timers()
@@ -331,7 +360,8 @@ class Scheduler:
                 target.partition if hasattr(target, "partition") else target.app.partition
             )
             rm = self._rms.get(partition.rm_id)
-            if rm is None or rm.partitions.get(partition.name) is not partition:
+            if rm is None or rm.state != "Running" \
+                    or rm.partitions.get(partition.name) is not partition:
                 continue
             partition.on_timer(timer.kind, target, timer.token)
 

@@ -175,8 +175,8 @@ class Partition:
         app_id = req.application_id
         existing = self.apps.get(app_id)
         if existing is not None and existing.state in LIVE_APP_STATES:
-            self._reject_app(app_id, f"application {app_id} already exists "
-                             f"(state {existing.state})", track=False)
+            self.core.reject_app(self.rm_id, app_id, f"application {app_id} already exists "
+                                 f"(state {existing.state})")
             return
         path = self.resolve_queue(req.queue_name)
         user, groups = req.ugi.user, list(req.ugi.groups)
@@ -193,9 +193,7 @@ class Partition:
             app.reject_reason = reason
             self._fire_app(app, "reject", reason)
             self._start_app_timer(app, TERMINATED_RETENTION, "expire")
-            box.app_rejected.append((app_id, reason))
-            self.core.event(self.rm_id, ET.APP, app_id, f"rejected: {reason}",
-                            si.EventChangeType.REMOVE)
+            self.core.reject_app(self.rm_id, app_id, reason)
             return
         queue = self.queues[path]
         app.queue = queue
@@ -244,10 +242,6 @@ class Partition:
                 if acl is not None and acl.allows(user, groups):
                     return True
         return False
-
-    def _reject_app(self, app_id: str, reason: str, track: bool) -> None:
-        self.core.outbox(self.rm_id).app_rejected.append((app_id, reason))
-        self.core.event(self.rm_id, ET.APP, app_id, f"rejected: {reason}")
 
     def remove_application(self, app_id: str) -> bool:
         """The RM removes an application: its asks and allocations go, the RM is told."""
@@ -329,13 +323,16 @@ class Partition:
             reason = "the ask requests no resources"
         existing = app.asks.get(msg.allocation_key) if app is not None else None
         allocated_before = existing.allocated_count if existing is not None else 0
+        if not reason and existing is not None and existing.parked_on:
+            reason = (f"ask {msg.allocation_key} is waiting for placeholder "
+                      f"{existing.parked_on} to be released and can not be changed now")
         if not reason and msg.max_allocations <= allocated_before:
             reason = (f"maxAllocations {msg.max_allocations} is not above the "
                       f"{allocated_before} repeats of ask {msg.allocation_key} already allocated")
         if not reason and app is not None and msg.placeholder and msg.task_group_name:
             reason = self._check_placeholder_room(app, msg, resource, allocated_before)
         if reason or app is None:
-            self._reject_ask(msg.application_id, msg.allocation_key, reason)
+            self.core.reject_ask(self.rm_id, msg.application_id, msg.allocation_key, reason)
             return
         ask = Ask(
             app, msg.allocation_key, resource, msg.max_allocations, msg.priority,
@@ -385,11 +382,6 @@ class Partition:
         for q in app.queue.ancestry() if app.queue else ():
             res.add_into(q.pending, delta)
 
-    def _reject_ask(self, app_id: str, key: str, reason: str) -> None:
-        self.core.outbox(self.rm_id).rejected_asks.append((app_id, key, reason))
-        self.core.event(self.rm_id, ET.REQUEST, key, f"rejected: {reason}",
-                        si.EventChangeType.REMOVE, app_id)
-
     def _drop_ask(self, ask: Ask, why: str) -> None:
         """Take a pending ask out of every account and reject it."""
         app = ask.app
@@ -402,6 +394,11 @@ class Partition:
             ask.pending_repeats = 0
             self.core.fire(ask, "reject", self.rm_id, app.id)
         self._cancel_reservation(app.id, ask.key)
+        if ask.parked_on:
+            placeholder = app.allocations.get(ask.parked_on)
+            if placeholder is not None and placeholder.replacing_key == ask.key:
+                placeholder.replacing_key = ""
+            ask.parked_on = ""
         if app.asks.get(ask.key) is ask:
             del app.asks[ask.key]
         self.core.event(self.rm_id, ET.REQUEST, ask.key, why, si.EventChangeType.REMOVE, app.id)
@@ -491,8 +488,12 @@ class Partition:
         ttype = rel.termination_type
         app = self.apps.get(rel.application_id) if rel.application_id else None
         if rel.uuid:
-            alloc = (app.allocations.get(rel.uuid) if app is not None
-                     else self.allocations.get(rel.uuid))
+            if app is not None:
+                alloc = app.allocations.get(rel.uuid)
+            elif not rel.application_id:
+                alloc = self.allocations.get(rel.uuid)
+            else:
+                alloc = None
             targets = [alloc] if alloc is not None else []
         elif app is not None and ttype == TT.STOPPED_BY_RM:
             targets = list(app.allocations.values())
@@ -608,8 +609,7 @@ class Partition:
         if not reason:
             reason = self._check_recovery(info)
         if reason:
-            box.node_rejected.append((info.node_id, reason))
-            self.core.event(self.rm_id, ET.NODE, info.node_id, f"rejected: {reason}")
+            self.core.reject_node(self.rm_id, info.node_id, reason)
             return
         node = Node(info.node_id, self, capacity, occupied, dict(info.attributes))
         self.nodes[node.id] = node
@@ -685,10 +685,8 @@ class Partition:
 
     def update_node(self, info: si.NodeInfo) -> None:
         node = self.nodes.get(info.node_id)
-        box = self.core.outbox(self.rm_id)
         if node is None:
-            box.node_rejected.append((info.node_id, f"node {info.node_id} is not known"))
-            self.core.event(self.rm_id, ET.NODE, info.node_id, "update of an unknown node")
+            self.core.reject_node(self.rm_id, info.node_id, f"node {info.node_id} is not known")
             return
         action = info.action
         if action == si.NodeAction.UPDATE:
@@ -702,25 +700,33 @@ class Partition:
                 node.attributes = dict(info.attributes)
             node.recompute_available("capacity or occupied changed by the RM")
             self.node_order.update(node)
+            if node.reservation is not None:
+                app_id, key = node.reservation
+                app = self.apps.get(app_id)
+                if not self._reservation_still_valid(
+                        app.asks.get(key) if app is not None else None, node):
+                    self._cancel_reservation(app_id, key)
             self.core.event(self.rm_id, ET.NODE, node.id, "node updated", si.EventChangeType.SET)
         elif action == si.NodeAction.DRAIN_NODE:
             if node.state != "Schedulable":
-                box.node_rejected.append((node.id, f"node {node.id} is {node.state.lower()}"))
+                self.core.reject_node(self.rm_id, node.id,
+                                      f"node {node.id} is {node.state.lower()}")
                 return
             self.core.fire(node, "drain", self.rm_id)
             self.node_order.discard(node)
             self._cancel_node_reservation(node)
         elif action == si.NodeAction.DRAIN_TO_SCHEDULABLE:
             if node.state != "Draining":
-                box.node_rejected.append(
-                    (node.id, f"node {node.id} is {node.state.lower()}, not draining"))
+                self.core.reject_node(self.rm_id, node.id,
+                                      f"node {node.id} is {node.state.lower()}, not draining")
                 return
             self.core.fire(node, "restore", self.rm_id)
             self.node_order.add(node)
         elif action == si.NodeAction.DECOMISSION:
             self.remove_node(node)
         else:
-            box.node_rejected.append((node.id, f"node action {action.name} is not supported"))
+            self.core.reject_node(self.rm_id, node.id,
+                                  f"node action {action.name} is not supported")
 
     def remove_node(self, node: Node, message: str = "node decommissioned") -> None:
         """DECOMISSION: allocations on it leave every account and the RM is told."""

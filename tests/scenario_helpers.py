@@ -55,6 +55,11 @@ def res(**quantities: int) -> si.Resource:
     return si.Resource.of(**quantities)
 
 
+def mem(n: int) -> dict[str, int]:
+    """A memory-only resource as the dump shows it (zero is the empty dict)."""
+    return {"memory": n} if n else {}
+
+
 class Env:
     """A registered RM with a recording shim and a manual clock."""
 

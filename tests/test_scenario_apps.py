@@ -33,23 +33,26 @@ def test_add_to_leaf_is_accepted_in_state_new() -> None:
 
 
 @pytest.mark.parametrize(
-    ("queue", "partition", "needle"),
+    ("queue", "partition", "needle", "tracked"),
     [
-        ("root.nope", "default", "root.nope"),
-        ("root", "default", "root"),
-        ("root.a", "nopart", "nopart"),
+        ("root.nope", "default", "root.nope", "Rejected"),
+        ("root", "default", "parent", "Rejected"),
+        ("root.a", "nopart", "nopart", None),
     ],
     ids=["unknown-queue", "parent-queue", "unknown-partition"],
 )
-def test_add_rejected_with_reason(queue: str, partition: str, needle: str) -> None:
+def test_add_rejected_with_reason(
+    queue: str, partition: str, needle: str, tracked: str | None,
+) -> None:
+    """A rejected application is tracked as Rejected (until expiry) in its partition;
+    with an unknown partition there is nowhere to track it."""
     env = Env()
     env.add_app("app-1", queue, partition=partition)
     assert env.shim.accepted_apps == []
     [rejected] = env.shim.rejected_apps
     assert rejected.application_id == "app-1"
     assert needle in rejected.reason
-    # nothing live was created
-    assert env.app_state("app-1") in (None, "Rejected")
+    assert env.app_state("app-1") == tracked
     for q in env.partition()["queues"]:
         assert q["allocated"] == {} and q["pending"] == {}
 
@@ -63,7 +66,7 @@ def test_add_to_parent_queue_rejected() -> None:
     env.add_app("app-1", "root.p")
     [rejected] = env.shim.rejected_apps
     assert "parent" in rejected.reason
-    assert env.app_state("app-1") in (None, "Rejected")
+    assert env.app_state("app-1") == "Rejected"
 
 
 def test_duplicate_live_id_rejected_and_original_untouched() -> None:
@@ -131,7 +134,7 @@ def test_no_acl_anywhere_denies() -> None:
     env = acl_env("- name: a")
     assert outcome(env, "app-1", "alice") is False
     assert outcome(env, "app-2", "root") is False
-    assert env.app_state("app-1") in (None, "Rejected")
+    assert env.app_state("app-1") == "Rejected"
 
 
 def test_group_acl_with_leading_space() -> None:
@@ -355,3 +358,17 @@ def test_running_app_keeps_running_while_allocations_remain() -> None:
     assert env.app_state("app-1") == "Running"
     env.advance(60)
     assert env.app_state("app-1") == "Running"
+
+
+def test_duplicate_of_completing_app_rejected() -> None:
+    env = Env()
+    env.add_node("node-1", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "k", 10)
+    env.schedule()
+    env.release("app-1", env.uuids()[0])
+    assert env.app_state("app-1") == "Completing"
+    env.shim.clear()
+    env.add_app("app-1")
+    assert [r.application_id for r in env.shim.rejected_apps] == ["app-1"]
+    assert env.app_state("app-1") == "Completing"

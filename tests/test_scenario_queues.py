@@ -206,8 +206,7 @@ def test_draining_queue_rejects_new_apps_with_reason() -> None:
     assert [r.application_id for r in env.shim.rejected_apps] == ["app-2"]
     assert "draining" in env.shim.rejected_apps[0].reason.lower()
     assert env.shim.accepted_apps == []
-    assert "app-2" not in [a["application_id"] for a in env.partition()["applications"]
-                           if a["state"] != "Rejected"]
+    assert env.app_state("app-2") == "Rejected"
 
 
 def test_draining_queue_removed_when_its_last_app_goes() -> None:
@@ -286,3 +285,70 @@ def test_invalid_config_update_keeps_old_quota() -> None:
         env.update_config(quota_config(100).replace("max: {memory: 100}", "max: {memory: -1}"))
     assert env.schedule() == 2
     assert env.queue("root.a")["allocated"] == {"memory": 80}
+
+
+def test_parent_maxapplications_counts_apps_of_all_children() -> None:
+    env = Env(config("""
+- name: p
+  maxapplications: 1
+  queues:
+    - name: x
+      maxapplications: 1
+    - name: y
+      maxapplications: 1
+"""))
+    env.add_node("node-1", 1000)
+    env.add_app("app-1", "root.p.x")
+    env.add_app("app-2", "root.p.y")
+    env.ask("app-1", "k", 10)
+    env.ask("app-2", "k", 10)
+    assert env.schedule() == 1
+    assert env.app_state("app-1") == "Running"
+    assert env.app_state("app-2") == "Accepted"
+
+
+def test_removed_parent_queue_drains_with_its_children() -> None:
+    env = Env(config("""
+- name: a
+- name: p
+  queues:
+    - name: x
+"""))
+    env.add_app("app-1", "root.p.x")
+    env.update_config(config("- name: a"))
+    assert env.queue("root.p")["state"] == "Draining"
+    assert env.queue("root.p.x")["state"] == "Draining"
+    env.remove_app("app-1")
+    assert env.queue("root.p") is None and env.queue("root.p.x") is None
+
+
+def test_reload_changes_node_sort_policy_at_next_schedule() -> None:
+    env = Env()
+    env.add_node("node-1", 100)
+    env.add_node("node-2", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "k", 10, repeats=2)
+    assert env.schedule() == 2
+    assert [a.node_id for a in env.shim.allocations] == ["node-1", "node-2"]
+    env.update_config(config("- name: a\n- name: b",
+                             extra="    nodesortpolicy:\n      type: binpacking\n"))
+    env.release("app-1", env.uuids()[1])  # node-1: 10 used, node-2 empty
+    env.ask("app-1", "j", 10, repeats=2)
+    assert env.schedule() == 2
+    assert [a.node_id for a in env.shim.allocations[2:]] == ["node-1", "node-1"]
+
+
+def test_reload_changes_application_sort_policy() -> None:
+    env = Env()
+    env.add_node("node-1", 20)
+    env.add_app("app-1")
+    env.add_app("app-2")
+    env.ask("app-1", "first", 10)
+    env.schedule()
+    env.update_config(config(
+        "- name: a\n  properties:\n    application.sort.policy: fair\n- name: b"))
+    assert env.queue("root.a")["sort_policy"] == "fair"
+    env.ask("app-1", "second", 10)
+    env.ask("app-2", "first", 10)
+    assert env.schedule() == 1
+    assert env.shim.allocations[-1].application_id == "app-2"

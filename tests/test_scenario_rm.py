@@ -229,3 +229,37 @@ def test_semantically_invalid_config_on_register_raises() -> None:
     with pytest.raises(ConfigError):
         env.register(bad)
     assert env.api.state_dump() == before
+
+
+def test_paused_rm_removals_and_releases_change_nothing() -> None:
+    env = busy_env()
+    env.api.connection_lost(RM)
+    before = env.dump()
+    env.remove_app("app-1")
+    env.release_ask("app-1", "k2")
+    env.node_action("node-1", si.NodeAction.DECOMISSION)
+    assert env.api.state_dump() == before
+
+
+def test_timers_of_previous_registration_do_not_touch_resynced_state() -> None:
+    """Completing and execution timers set before a re-register never fire on the new state."""
+    env = Env()
+    env.add_node("node-1", 100)
+    env.add_app("app-1")
+    env.add_app("app-2")
+    env.ask("app-1", "k", 10)
+    env.ask("app-2", "t", 10, timeout_ms=10_000)
+    env.schedule()
+    env.release("app-1", env.uuids("app-1")[0])  # app-1 Completing: timer at t=30
+    kept = env.allocs_by("app-2")                  # execution timer at t=10
+    env.register(CONFIG)
+    env.add_app("app-1")
+    env.add_app("app-2")
+    env.add_node("node-1", 100, existing=kept)
+    env.ask("app-1", "k", 10)
+    env.shim.clear()
+    env.advance(60)
+    assert env.app_state("app-1") == "Running"
+    assert env.shim.released == []
+    [alloc] = env.app("app-2")["allocations"]
+    assert (alloc["uuid"], alloc["state"]) == (kept[0].uuid, "Allocated")

@@ -440,3 +440,52 @@ def test_scheduling_state_not_repeated_every_cycle() -> None:
     for _ in range(3):
         env.schedule()
     assert env.sched_states("app-1", "k") == [SS.FAILED]
+
+
+def test_fair_sorting_between_parent_queues() -> None:
+    """p1 holds 60/100 of its guarantee and p2 40/100: p2's leaf gets the next slot."""
+    env = Env(config("""
+- name: p1
+  resources:
+    guaranteed: {memory: 100}
+  queues:
+    - name: x
+- name: p2
+  resources:
+    guaranteed: {memory: 100}
+  queues:
+    - name: y
+"""))
+    env.add_node("node-1", 100)
+    env.add_app("app-1", "root.p1.x")
+    env.add_app("app-2", "root.p2.y")
+    env.ask("app-1", "k", 60)
+    env.schedule()
+    env.ask("app-2", "k", 40)
+    env.schedule()
+    env.ask("app-1", "k2", 10)
+    env.ask("app-2", "k2", 10)
+    env.add_node("node-2", 10)
+    assert env.schedule() == 1
+    assert env.shim.allocations[-1].application_id == "app-2"
+
+
+def test_predicates_told_whether_it_is_an_allocation_or_a_reservation() -> None:
+    seen: list[tuple[str, str, bool]] = []
+
+    def predicates(args: si.PredicatesArgs) -> bool:
+        seen.append((args.allocation_key, args.node_id, args.allocate))
+        return True
+
+    env = Env(predicates=predicates)
+    env.add_node("node-1", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "small", 60)
+    env.schedule()
+    assert ("small", "node-1", True) in seen
+    seen.clear()
+    env.ask("app-1", "big", 50)
+    env.schedule()
+    assert seen[-1] == ("big", "node-1", False)
+    assert env.node("node-1")["reserved"] == [
+        {"application_id": "app-1", "allocation_key": "big"}]
