@@ -30,9 +30,27 @@ def add_check_command(sub: Any) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=run_check)
 
+    p = sub.add_parser("flows", help="run the gang design's flows and print their traces")
+    p.add_argument("--markdown", action="store_true", help="print docs/gang.md")
+    p.set_defaults(func=print_flows)
+
     p = sub.add_parser("invariants", help="list the invariants (or write docs/invariants.md)")
     p.add_argument("--markdown", action="store_true", help="print the Markdown page instead")
     p.set_defaults(func=list_invariants)
+
+
+def print_flows(args: argparse.Namespace) -> int:
+    from .flows import all_flows, render
+
+    traces = all_flows()
+    if args.markdown:
+        print(render(traces), end="")
+        return 0
+    for trace in traces:
+        print(f"== {trace.title}")
+        for src, dst, text in trace.steps:
+            print(f"  {src:>4} -> {dst:<4} {text}")
+    return 0
 
 
 def list_invariants(args: argparse.Namespace) -> int:

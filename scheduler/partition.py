@@ -679,6 +679,8 @@ class Partition:
             self._fire_app(app, "accept")
         if not placeholder and app.state in ("Accepted", "Completing"):
             self._fire_app(app, "run")
+        if placeholder and not app.placeholder_timer_started:
+            self._start_placeholder_timer(app)
         self.core.outbox(self.rm_id).events.append((
             ET.REQUEST, alloc.uuid, app.id, f"allocation recovered on node {node.id}",
             si.EventChangeType.ADD, int(self.core.clock.now() * 1e9)))

@@ -175,3 +175,20 @@ def test_invariants_page_is_generated_from_the_registry() -> None:
     assert (DOCS / "invariants.md").read_text(encoding="utf-8") == render(), (
         "docs/invariants.md is stale: run `yunikorn-fsm invariants --markdown > "
         "docs/invariants.md`")
+
+
+def test_gang_page_is_generated_from_the_flows() -> None:
+    from invariants.flows import render
+
+    assert (DOCS / "gang.md").read_text(encoding="utf-8") == render(), (
+        "docs/gang.md is stale: run `yunikorn-fsm flows --markdown > docs/gang.md`")
+
+
+def test_gang_flows_end_in_the_states_the_seed_describes() -> None:
+    from invariants.flows import cleanup_flow, generic_flow, timeout_flow
+
+    assert generic_flow().states[-1] == "Running"
+    assert timeout_flow("Hard").states[-2:] == ["Failing", "Failed"]
+    soft = timeout_flow("Soft").states
+    assert soft[soft.index("Resuming") + 1] == "Accepted"
+    assert cleanup_flow().states[-2:] == ["Completing", "Completed"]
