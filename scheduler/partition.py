@@ -824,8 +824,16 @@ class Partition:
                     self._set_scheduling_state(ask, SS.SKIPPED,
                                                "maxapplications reached on the queue path")
                 continue
+            # 001 "Scheduler logic changes": real asks wait until every placeholder
+            # ask of the application is allocated ("ignored as a safety precaution").
+            gang_pending = bool(app.placeholder_ask) and any(
+                k.placeholder for k in app.pending_asks.values())
             for ask in app.pending_asks.values():
                 if ask.parked_on or (app.id, ask.key) in failed:
+                    continue
+                if gang_pending and not ask.placeholder:
+                    self._set_scheduling_state(
+                        ask, SS.SKIPPED, "waiting for the gang's placeholder asks to be allocated")
                     continue
                 if ask.task_group and not ask.placeholder and app.placeholder_allocated:
                     started, parked = self._try_replace(app, ask)
