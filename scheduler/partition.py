@@ -548,6 +548,8 @@ class Partition:
         elif app.state == "Resuming":
             if not app.has_placeholders():
                 self._fire_app(app, "accept", "placeholders released, scheduling as normal")
+                app.placeholder_timer_started = False
+                app.placeholder_token += 1
                 self._maybe_wait(app)
         elif app.state == "Completing":
             if app.completing_timed_out and not app.allocations:
@@ -835,12 +837,9 @@ class Partition:
                     self._set_scheduling_state(
                         ask, SS.SKIPPED, "waiting for the gang's placeholder asks to be allocated")
                     continue
-                if ask.task_group and not ask.placeholder and app.placeholder_allocated:
-                    started, parked = self._try_replace(app, ask)
-                    if parked:
-                        return PROGRESS
-                    if started:
-                        return PROGRESS
+                if ask.task_group and not ask.placeholder and app.placeholder_allocated \
+                        and self._try_replace(app, ask):
+                    return PROGRESS
                 if not self._headroom(app, ask):
                     failed.add((app.id, ask.key))
                     self._set_scheduling_state(ask, SS.SKIPPED, "queue quota reached")
@@ -854,8 +853,8 @@ class Partition:
                 self._reserve_or_fail(app, ask)
         return NOTHING
 
-    def _try_replace(self, app: Application, ask: Ask) -> tuple[bool, bool]:
-        """Start replacing a placeholder of the ask's task group: (released any, parked).
+    def _try_replace(self, app: Application, ask: Ask) -> bool:
+        """Start replacing a placeholder of the ask's task group; True when anything changed.
 
         ``001`` "Scheduler logic changes" steps 1-3: take the first unreleased
         placeholder of the same task group, mark it released, tell the shim
@@ -876,8 +875,8 @@ class Partition:
             self.core_release(ph, TT.PLACEHOLDER_REPLACED, f"replaced by ask {ask.key}")
             ph.replacing_key = ask.key
             ask.parked_on = ph.uuid
-            return True, True
-        return released, False
+            return True
+        return released
 
     def _headroom(self, app: Application, ask: Ask) -> bool:
         r = ask.resource

@@ -192,3 +192,32 @@ def test_gang_flows_end_in_the_states_the_seed_describes() -> None:
     soft = timeout_flow("Soft").states
     assert soft[soft.index("Resuming") + 1] == "Accepted"
     assert cleanup_flow().states[-2:] == ["Completing", "Completed"]
+
+
+def test_svg_written_through_dot_when_installed(tmp_path: Path, monkeypatch: object) -> None:
+    """The SVG path runs the ``dot`` program on the generated graph (a stand-in here)."""
+    import os
+    import stat
+
+    from statemachines.diagrams import to_dot
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "dot"
+    fake.write_text('#!/bin/sh\n# args: -Tsvg -o OUT\ncat > "$3"\n', encoding="utf-8")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")  # type: ignore[attr-defined]
+    out = tmp_path / "out"
+    written = write_diagrams(LIFECYCLES.values(), out)
+    assert sorted(p.name for p in written if p.suffix == ".svg") == sorted(
+        f"{name}.svg" for name in LIFECYCLES)
+    node = LIFECYCLES["node"]
+    assert (out / "node.svg").read_text(encoding="utf-8") == to_dot(node)
+    assert '"Draining" -> "Removed" [label="remove"]' in to_dot(node)
+
+
+def test_svg_required_without_dot_is_a_clear_error(tmp_path: Path, monkeypatch: object) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # type: ignore[attr-defined]
+    with pytest.raises(FileNotFoundError, match="dot"):
+        write_diagrams(LIFECYCLES.values(), tmp_path / "out", svg=True)
+    assert [p.suffix for p in write_diagrams(LIFECYCLES.values(), tmp_path / "o2")] == [".md"] * 6
