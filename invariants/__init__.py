@@ -9,7 +9,7 @@ invariant after every step.
 
 from __future__ import annotations
 
-from . import accounting, gang, lifecycle
+from . import accounting, gang, lifecycle, scheduling
 from .lifecycle import LifecycleRecorder
 from .registry import REGISTRY, CheckContext, Invariant, Violation, check_all, results
 
@@ -24,4 +24,5 @@ __all__ = [
     "gang",
     "lifecycle",
     "results",
+    "scheduling",
 ]

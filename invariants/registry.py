@@ -66,6 +66,8 @@ class Invariant:
             return []
         if "shim_view" in self.needs and ctx.shim_view is None:
             return []
+        if "after_schedule" in self.needs and not ctx.extra.get("after_schedule"):
+            return []
         with ctx.scheduler.lock:
             return list(self.check(ctx))
 

@@ -599,7 +599,17 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
             made = self.api.schedule()
             if made:
                 self._count("schedule:allocated")
+            self._check_maximal()
             self._confirm(confirm)
+
+        def _check_maximal(self) -> None:
+            """Right after a cycle the core must have placed everything that fits."""
+            ctx = CheckContext(self.api, extra={"after_schedule": True})
+            type(self).invariant_checks["scheduling.maximal"] += 1
+            problems = REGISTRY["scheduling.maximal"].run(ctx)
+            if problems:
+                raise AssertionError("invariant violated:\n" + "\n".join(
+                    f"  {p}" for p in problems))
 
         def _confirm(self, mode: str) -> None:
             if mode == "none" or not self.shim.to_confirm:
@@ -613,6 +623,7 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
             self._count("advance_clock")
             self.clock.advance(delay)
             self.api.schedule()
+            self._check_maximal()
             self._confirm(confirm)
 
         # -- releases -----------------------------------------------------
@@ -772,6 +783,8 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
             ctx = CheckContext(self.api, recorder=self.recorder, shim_view=self.shim.view)
             problems = []
             for name, inv in REGISTRY.items():
+                if "after_schedule" in inv.needs:
+                    continue
                 type(self).invariant_checks[name] += 1
                 problems += inv.run(ctx)
             if problems:

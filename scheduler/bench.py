@@ -127,3 +127,101 @@ def _idle_cost(api: Scheduler, rounds: int = 200) -> float:
     for _ in range(rounds):
         api.schedule()
     return (time.perf_counter() - start) / rounds
+
+
+SHAPES = ("many_small", "many_small_fair", "half_unfit", "half_unfit_distinct",
+          "bench_plus_unfit")
+
+SHAPE_CONFIG = """
+partitions:
+  - name: default
+    queues:
+      - name: root
+        submitacl: "*"
+{properties}        queues:
+          - name: q1
+          - name: q2
+          - name: q3
+          - name: q4
+"""
+
+
+def run_shape(shape: str, nodes: int) -> dict[str, Any]:
+    """Shapes the benchmark does not cover (docs/performance.md, "Other shapes").
+
+    ``many_small``: 1,000 applications in 4 queues x 10 asks of one pod each;
+    ``many_small_fair``: the same with fair application sorting; ``half_unfit``:
+    every second application asks for 10x a node (5,000 asks never fit, one
+    size); ``half_unfit_distinct``: the same with every never-fit ask of a
+    different size; ``bench_plus_unfit``: the benchmark plus two applications
+    whose ask is larger than any node. The window runs from the asks' arrival
+    until a ``schedule()`` places nothing more; ``idle_with_pending_us`` is one
+    more ``schedule()`` with the unplaceable asks still pending.
+    """
+    if shape not in SHAPES:
+        raise ValueError(f"unknown shape {shape!r}; one of {', '.join(SHAPES)}")
+    props = ("        properties:\n          application.sort.policy: fair\n"
+             if shape == "many_small_fair" else "")
+    shim = CountingShim()
+    api = Scheduler()
+    api.register_resource_manager(si.RegisterResourceManagerRequest(
+        rm_id=RM_ID, config=SHAPE_CONFIG.format(properties=props)), shim)
+    if shape == "bench_plus_unfit":
+        apps = [("app-1", "root.q1"), ("app-2", "root.q2"), ("big-1", "root.q3"),
+                ("big-2", "root.q4")]
+    else:
+        apps = [(f"app-{i}", f"root.q{i % 4 + 1}") for i in range(1000)]
+    api.update_application(si.ApplicationRequest(rm_id=RM_ID, new=[
+        si.AddApplicationRequest(application_id=a, queue_name=q,
+                                 ugi=si.UserGroupInformation(user="bench"))
+        for a, q in apps]))
+    per_node = 10000 // nodes + 1
+    node_memory = 10 * per_node
+    api.update_node(si.NodeRequest(rm_id=RM_ID, nodes=[
+        si.NodeInfo(node_id=f"node-{i}", action=si.NodeAction.CREATE,
+                    schedulable_resource=si.Resource.of(memory=node_memory, vcore=per_node))
+        for i in range(nodes)]))
+    asks, expected = _shape_asks(shape, apps, node_memory)
+    gc.collect()
+    start = time.perf_counter()
+    api.update_allocation(si.AllocationRequest(rm_id=RM_ID, asks=asks))
+    while api.schedule():
+        pass
+    seconds = time.perf_counter() - start
+    if shim.allocations != expected:
+        raise RuntimeError(f"{shape}: {shim.allocations} allocations, expected {expected}")
+    idle = _idle_cost(api, rounds=5)
+    return {
+        "shape": shape, "nodes": nodes, "asks": len(asks), "allocations": shim.allocations,
+        "seconds": round(seconds, 4),
+        "allocations_per_second": round(shim.allocations / seconds, 1),
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+        "idle_with_pending_us": round(idle * 1e6, 2),
+    }
+
+
+def _shape_asks(
+    shape: str, apps: list[tuple[str, str]], node_memory: int
+) -> tuple[list[si.AllocationAsk], int]:
+    def ask(app: str, key: str, memory: int, repeats: int = 1) -> si.AllocationAsk:
+        return si.AllocationAsk(allocation_key=key, application_id=app, max_allocations=repeats,
+                                resource_ask=si.Resource.of(memory=memory, vcore=1))
+
+    if shape == "bench_plus_unfit":
+        asks = [ask(a, "alloc-1", 10, 5000) for a in ("app-1", "app-2")]
+        asks += [ask(a, "big", node_memory * 10, 5000) for a in ("big-1", "big-2")]
+        return asks, 10000
+    asks = []
+    expected = 0
+    distinct = 0
+    for i, (app, _queue) in enumerate(apps):
+        never_fits = shape.startswith("half_unfit") and i % 2 == 1
+        for k in range(10):
+            if not never_fits:
+                asks.append(ask(app, f"ask-{k}", 10))
+                expected += 1
+                continue
+            distinct += 1
+            extra = 10 * distinct if shape == "half_unfit_distinct" else 0
+            asks.append(ask(app, f"ask-{k}", node_memory * 10 + extra))
+    return asks, expected

@@ -62,17 +62,18 @@ def _count_queues(queues: Sequence[object]) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from .bench import run
+    from .bench import run, run_shape
 
     sizes = [int(n) for n in str(args.nodes).split(",") if n.strip()]
     if len(sizes) == 1:
-        print(json.dumps(run(sizes[0], args.pods)), flush=True)
+        result = run_shape(args.shape, sizes[0]) if args.shape else run(sizes[0], args.pods)
+        print(json.dumps(result), flush=True)
         return 0
     # One process per size, so each peak RSS is that run's own.
     for n in sizes:
-        out = subprocess.run(
-            [sys.executable, "-m", "scheduler", "bench", "--nodes", str(n), "--pods",
-             str(args.pods)], check=True, capture_output=True, text=True)
+        cmd = [sys.executable, "-m", "scheduler", "bench", "--nodes", str(n), "--pods",
+               str(args.pods)] + (["--shape", args.shape] if args.shape else [])
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True)
         print(out.stdout.strip().splitlines()[-1], flush=True)
     return 0
 
@@ -105,6 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--nodes", default="5000",
                    help="number of nodes, or a comma-separated list (one process each)")
     p.add_argument("--pods", type=int, default=10000, help="number of pods to allocate")
+    from .bench import SHAPES
+
+    p.add_argument("--shape", choices=SHAPES,
+                   help="a workload beyond BenchmarkScheduling (docs/performance.md)")
     p.set_defaults(func=_cmd_bench)
 
     from invariants.cli import add_check_command

@@ -19,6 +19,7 @@ returns). A callback must not block waiting for another thread's API call, and
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 from collections import deque
@@ -337,7 +338,24 @@ class Scheduler:
 
     # -------------------------------------------------------------- scheduling
     def schedule(self) -> int:
-        """Fire due timers, then allocate until nothing more can be placed now."""
+        """Fire due timers, then allocate until nothing more can be placed now.
+
+        Python's cyclic garbage collector is paused for the call: a large cycle
+        creates hundreds of thousands of short-lived message objects and would
+        otherwise trigger full collections that find nothing to free (measured:
+        half the benchmark's time, docs/performance.md). Reference counting
+        still frees everything; the collector resumes when the call returns.
+        """
+        paused = gc.isenabled()
+        if paused:
+            gc.disable()
+        try:
+            return self._schedule()
+        finally:
+            if paused:
+                gc.enable()
+
+    def _schedule(self) -> int:
         with self._transaction(wake=False):
             self._cycle_thread = threading.get_ident()
             try:

@@ -61,8 +61,10 @@ class RMOutbox:
                           for n, r in self.node_rejected],
             )))
         if self.new or self.released or self.released_asks or self.rejected_asks:
+            # Repeats of one ask share their resource dict: build its message once.
+            shared: dict[int, si.Resource] = {}
             out.append((callback.update_allocation, si.AllocationResponse.model_construct(
-                new=[_allocation_message(a) for a in self.new],
+                new=[_allocation_message(a, shared) for a in self.new],
                 released=[
                     si.AllocationRelease.model_construct(
                         partition_name=p, application_id=app, uuid=u, allocation_key=k,
@@ -109,12 +111,15 @@ class RMOutbox:
         return out
 
 
-def _allocation_message(a: Allocation) -> si.Allocation:
+def _allocation_message(a: Allocation, shared: dict[int, si.Resource]) -> si.Allocation:
+    resource = shared.get(id(a.resource))
+    if resource is None:
+        resource = shared[id(a.resource)] = si.resource_from_dict(a.resource)
     return si.Allocation.model_construct(
         allocation_key=a.ask_key,
         allocation_tags=dict(a.tags),
         uuid=a.uuid,
-        resource_per_alloc=si.resource_from_dict(a.resource),
+        resource_per_alloc=resource,
         priority=a.priority,
         node_id=a.node.id,
         application_id=a.app.id,

@@ -68,8 +68,14 @@ class Partition:
         self.reservations: dict[tuple[str, str], Node] = {}
         self.capacity: Resource = {}
         self.predicates: Any = None
+        # Per scheduling call: what can not succeed again before the call ends.
         self._failed: set[tuple[str, str]] = set()
-        self._failed_shapes: list[Resource] = []
+        self._failed_shapes = res.ShapeMemo()
+        self._unreservable = res.ShapeMemo()
+        self._exhausted: set[str] = set()
+        # Largest room any schedulable node could ever offer (capacity - occupied),
+        # per type; None when a node changed and it must be recomputed.
+        self._ceiling: Resource | None = None
         self.apply_config(config, initial=True)
 
     @property
@@ -579,7 +585,7 @@ class Partition:
         if node is None or not node.schedulable or not res.fits(ask.resource, node.available) \
                 or (node.reservation is not None and node.reservation != (app.id, ask.key)) \
                 or not self._predicates(ask, node, True):
-            self._failed_shapes = []
+            self._failed_shapes = res.ShapeMemo()
             node = self._find_node(app, ask)
         if node is None:
             self._set_scheduling_state(ask, SS.FAILED,
@@ -616,6 +622,7 @@ class Partition:
         node = Node(info.node_id, self, capacity, occupied, dict(info.attributes))
         self.nodes[node.id] = node
         self.node_order.add(node)
+        self.nodes_changed()
         res.add_into(self.capacity, capacity)
         for msg in info.existing_allocations:
             self._recover(node, msg)
@@ -703,6 +710,7 @@ class Partition:
             if info.attributes:
                 node.attributes = dict(info.attributes)
             node.recompute_available("capacity or occupied changed by the RM")
+            self.nodes_changed()
             self.node_order.update(node)
             if node.reservation is not None:
                 app_id, key = node.reservation
@@ -718,6 +726,7 @@ class Partition:
                 return
             self.core.fire(node, "drain", self.rm_id)
             self.node_order.discard(node)
+            self.nodes_changed()
             self._cancel_node_reservation(node)
         elif action == si.NodeAction.DRAIN_TO_SCHEDULABLE:
             if node.state != "Draining":
@@ -726,6 +735,7 @@ class Partition:
                 return
             self.core.fire(node, "restore", self.rm_id)
             self.node_order.add(node)
+            self.nodes_changed()
         elif action == si.NodeAction.DECOMISSION:
             self.remove_node(node)
         else:
@@ -736,6 +746,7 @@ class Partition:
         """DECOMISSION: allocations on it leave every account and the RM is told."""
         self.core.fire(node, "remove", self.rm_id)
         self.node_order.discard(node)
+        self.nodes_changed()
         self._cancel_node_reservation(node)
         touched: list[Application] = []
         for alloc in list(node.allocations.values()):
@@ -783,7 +794,9 @@ class Partition:
         if self.state == "Stopped":
             return 0
         self._failed = set()
-        self._failed_shapes = []
+        self._failed_shapes = res.ShapeMemo()
+        self._unreservable = res.ShapeMemo()
+        self._exhausted = set()
         count = self._allocate_reserved()
         while True:
             step = self._try_allocate(self.root)
@@ -818,8 +831,9 @@ class Partition:
 
     def _try_leaf(self, queue: Queue) -> int:
         failed = self._failed
+        exhausted = self._exhausted
         for app in ordered_apps(queue, self.capacity):
-            if app.state not in ("Accepted", "Running", "Completing"):
+            if app.state not in ("Accepted", "Running", "Completing") or app.id in exhausted:
                 continue
             if not self._can_start(app):
                 for ask in app.pending_asks.values():
@@ -844,14 +858,33 @@ class Partition:
                     failed.add((app.id, ask.key))
                     self._set_scheduling_state(ask, SS.SKIPPED, "queue quota reached")
                     continue
+                if not res.fits(ask.resource, self.room_ceiling()):
+                    failed.add((app.id, ask.key))
+                    self._set_scheduling_state(ask, SS.FAILED,
+                                               "larger than any schedulable node can hold")
+                    continue
                 node = self._find_node(app, ask)
                 if node is not None:
                     self._allocate(app, ask, node)
                     return ALLOCATED
                 failed.add((app.id, ask.key))
-                self._failed_shapes.append(ask.resource)
+                if self.predicates is None:
+                    self._failed_shapes.add(ask.resource)
                 self._reserve_or_fail(app, ask)
+            # Nothing of this application can succeed again in this call.
+            exhausted.add(app.id)
         return NOTHING
+
+    def room_ceiling(self) -> Resource:
+        """Per type, the most room any schedulable node offers when empty."""
+        if self._ceiling is None:
+            self._ceiling = res.component_max(
+                res.sub(n.capacity, n.occupied) for n in self.node_order)
+        return self._ceiling
+
+    def nodes_changed(self) -> None:
+        """A node was added, removed, resized or changed schedulability."""
+        self._ceiling = None
 
     def _try_replace(self, app: Application, ask: Ask) -> bool:
         """Start replacing a placeholder of the ask's task group; True when anything changed.
@@ -887,10 +920,8 @@ class Partition:
 
     def _find_node(self, app: Application, ask: Ask) -> Node | None:
         r = ask.resource
-        if self.predicates is None:
-            for shape in self._failed_shapes:
-                if res.fits(shape, r):
-                    return None
+        if self.predicates is None and self._failed_shapes.covers(r):
+            return None
         mine = (app.id, ask.key)
         for node in self.node_order:
             if node.reservation is not None and node.reservation != mine:
@@ -904,6 +935,10 @@ class Partition:
         if key in self.reservations:
             self._set_scheduling_state(ask, SS.RESERVED, "waiting for the reserved node")
             return
+        no_predicates = self.predicates is None
+        if no_predicates and self._unreservable.covers(ask.resource):
+            self._set_scheduling_state(ask, SS.FAILED, "no node can satisfy the ask")
+            return
         for node in self.node_order:
             if node.reservation is not None:
                 continue
@@ -912,6 +947,8 @@ class Partition:
                 self._reserve(app, ask, node)
                 self._set_scheduling_state(ask, SS.RESERVED, f"reserved node {node.id}")
                 return
+        if no_predicates:
+            self._unreservable.add(ask.resource)
         self._set_scheduling_state(ask, SS.FAILED, "no node can satisfy the ask")
 
     def _predicates(self, ask: Ask, node: Node, allocate: bool) -> bool:

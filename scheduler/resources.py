@@ -191,6 +191,43 @@ def weighted_usage(
     return num / den if den else 0.0
 
 
+class ShapeMemo:
+    """Resources known to fail, kept as an antichain of the smallest ones.
+
+    ``covers(r)`` is true when some remembered shape fits in ``r``: an ask at
+    least that large fails too (room only shrinks within a scheduling call).
+    Keeping only minimal shapes bounds the memo by the number of distinct
+    incomparable sizes, not by the number of failed asks.
+    """
+
+    __slots__ = ("shapes",)
+
+    def __init__(self) -> None:
+        self.shapes: list[ResourceView] = []
+
+    def covers(self, r: ResourceView) -> bool:
+        for shape in self.shapes:
+            if fits(shape, r):
+                return True
+        return False
+
+    def add(self, r: ResourceView) -> None:
+        if self.covers(r):
+            return
+        self.shapes = [s for s in self.shapes if not fits(r, s)]
+        self.shapes.append(r)
+
+
+def component_max(items: Iterable[ResourceView]) -> Resource:
+    """Per-type maximum over many resources (missing = 0)."""
+    out: Resource = {}
+    for r in items:
+        for k, v in r.items():
+            if v > out.get(k, 0):
+                out[k] = v
+    return out
+
+
 def to_str(r: ResourceView) -> str:
     """A stable human-readable form: ``{memory:10 vcore:1}``."""
     return "{" + " ".join(f"{k}:{r[k]}" for k in sorted(r)) + "}"
