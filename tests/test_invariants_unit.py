@@ -88,7 +88,9 @@ class World:
         return self.api.partitions()[0]
 
     def ctx(self) -> CheckContext:
-        return CheckContext(self.api, recorder=self.recorder, shim_view=self.shim.view)
+        """Everything a check may use; the world was built ending with ``schedule()``."""
+        return CheckContext(self.api, recorder=self.recorder, shim_view=self.shim.view,
+                            extra={"after_schedule": True})
 
     def alloc(self, app_id: str, pred: Callable[[Any], bool] = lambda a: True) -> Any:
         found = [a for a in self.partition.apps[app_id].allocations.values() if pred(a)]
@@ -255,6 +257,17 @@ def _reservation_on_drained_node(w: World) -> str:
     return f"reservation default/{app_id}/{key}"
 
 
+def _scheduling_room_appears(w: World) -> str:
+    """Room appears on the schedulable nodes without a cycle: the reserved ask now fits."""
+    p = w.partition
+    (app_id, key) = next(iter(p.reservations))
+    for node in p.node_order:
+        if node.reservation in (None, (app_id, key)):
+            node.available["memory"] = node.available.get("memory", 0) + 10_000
+            node.available["vcore"] = node.available.get("vcore", 0) + 10_000
+    return f"ask default/{app_id}/{key}"
+
+
 def _app_state_completed(w: World) -> str:
     w.partition.apps["app-1"].state = "Completed"
     return "application default/app-1"
@@ -345,6 +358,7 @@ CORRUPTIONS: dict[str, list[Corruption]] = {
     "gang.clean_exit": [_gang_unclean_exit],
     "lifecycle.legal": [_lifecycle_state_assigned, _lifecycle_ask_state_assigned,
                         _lifecycle_undeclared_state],
+    "scheduling.maximal": [_scheduling_room_appears],
 }
 
 CASES = [(name, fn) for name, fns in CORRUPTIONS.items() for fn in fns]
@@ -409,6 +423,7 @@ def test_check_all_reports_every_invariant_at_once(world: World) -> None:
         "gang.replacement_after_confirmation": _gang_fallback_unrecorded,
         "gang.admission": _gang_admitted_fair,
         "lifecycle.legal": _lifecycle_ask_state_assigned,
+        "scheduling.maximal": _scheduling_room_appears,
     }
     for corrupt in chosen.values():
         corrupt(world)
@@ -429,7 +444,7 @@ def test_invariants_needing_an_observer_are_silent_without_it(world: World) -> N
     _shim_view_node_moved(world)
     bare = CheckContext(world.api)
     for inv in REGISTRY.values():
-        if "recorder" in inv.needs or "shim_view" in inv.needs:
+        if inv.needs:
             assert inv.run(bare) == [], inv.name
     assert REGISTRY["lifecycle.legal"].run(world.ctx())
     assert REGISTRY["shim.view_agrees"].run(world.ctx())
@@ -472,7 +487,8 @@ def test_registry_entries_are_complete_and_uniquely_named() -> None:
         assert inv.seed.strip(), f"{key}: empty seed"
         assert inv.meaning.strip(), f"{key}: empty meaning"
         assert callable(inv.check)
-        assert set(inv.needs) <= {"recorder", "shim_view"}, f"{key}: unknown needs"
+        assert set(inv.needs) <= {"recorder", "shim_view", "after_schedule"}, \
+            f"{key}: unknown needs"
         assert "." in key and key == key.strip(), f"{key}: names are 'area.what'"
 
 
