@@ -20,6 +20,8 @@ from . import resources as res
 from . import si
 from .config import APPLICATION_SORT_POLICY, PartitionConfig, QueueConfig, parse_acl
 from .context import CoreContext
+from .dump import dump_partition
+from .gang import GangFlows
 from .objects import (
     LIVE_APP_STATES,
     TERMINATED_APP_STATES,
@@ -38,7 +40,6 @@ ET = si.EventRecordType
 
 COMPLETING_TIMEOUT = 30.0
 TERMINATED_RETENTION = 3 * 24 * 3600.0
-PLACEHOLDER_TIMEOUT = 15 * 60.0
 
 NOTHING, ALLOCATED, PROGRESS = 0, 1, 2
 
@@ -49,7 +50,7 @@ CONFIRM_TRIGGERS = {
 }
 
 
-class Partition:
+class Partition(GangFlows):
     """One partition of one RM (``004`` "Relations between Entities")."""
 
     LIFECYCLE = Queue.LIFECYCLE
@@ -357,28 +358,6 @@ class Partition:
         elif app.state == "Completing":
             self._fire_app(app, "run")
 
-    @staticmethod
-    def _check_placeholder_room(
-        app: Application, msg: si.AllocationAsk, resource: Resource, allocated_before: int
-    ) -> str:
-        """Placeholders may not ask for more than the application's ``placeholderAsk``.
-
-        ``001`` "Total placeholder size": the placeholderAsk is the total all
-        task group members will request; keeping every placeholder within it
-        keeps the submission-time quota check meaningful.
-        """
-        if not res.any_positive(app.placeholder_ask):
-            return "a placeholder ask needs a placeholderAsk on its application"
-        wanted = dict(app.placeholder_allocated)
-        for k in app.pending_asks.values():
-            if k.placeholder and k.key != msg.allocation_key:
-                res.add_into(wanted, res.multiply(k.resource, k.pending_repeats))
-        res.add_into(wanted, res.multiply(resource, msg.max_allocations - allocated_before))
-        if not res.fits(wanted, app.placeholder_ask):
-            return (f"placeholders would request {res.to_str(wanted)}, more than the "
-                    f"application's placeholderAsk {res.to_str(app.placeholder_ask)}")
-        return ""
-
     def _add_pending(self, app: Application, ask: Ask) -> None:
         """Register a Pending ask's repeats on the application and its queue path."""
         app.asks[ask.key] = ask
@@ -562,40 +541,6 @@ class Partition:
                 self._finish(app, "complete")
         else:
             self._maybe_wait(app)
-
-    def _complete_replacement(self, placeholder: Allocation) -> None:
-        """The shim confirmed a PLACEHOLDER_REPLACED release: place the parked ask.
-
-        ``001`` "Scheduler logic changes" steps 4-6: as one update, the
-        placeholder is gone (already unbound) and the real ask is allocated on
-        the placeholder's node; if it no longer fits there, on another node; if
-        none, it stays pending and is reported FAILED so a shim can scale up.
-        """
-        app = placeholder.app
-        ask = app.asks.get(placeholder.replacing_key)
-        if ask is None or ask.parked_on != placeholder.uuid:
-            return
-        ask.parked_on = ""
-        if ask.state != "Pending" or app.state not in ("Accepted", "Running", "Completing"):
-            return
-        if not self._headroom(app, ask):
-            self._set_scheduling_state(ask, SS.SKIPPED, "queue quota reached")
-            return
-        node: Node | None = self.nodes.get(placeholder.node.id)
-        if node is None or not node.schedulable or not res.fits(ask.resource, node.available) \
-                or (node.reservation is not None and node.reservation != (app.id, ask.key)) \
-                or not self._predicates(ask, node, True):
-            self._failed_shapes = res.ShapeMemo()
-            node = self._find_node(app, ask)
-        if node is None:
-            self._set_scheduling_state(ask, SS.FAILED,
-                                       f"placeholder {placeholder.uuid} was released but no "
-                                       "node has room for the real ask")
-            return
-        alloc = self._allocate(app, ask, node)
-        alloc.replaces = placeholder.uuid
-        alloc.replaced_node = placeholder.node.id
-        alloc.fallback = node.id != placeholder.node.id
 
     def core_release(self, alloc: Allocation, ttype: si.TerminationType, msg: str) -> None:
         """Start a core-initiated release: mark released and tell the RM."""
@@ -886,31 +831,6 @@ class Partition:
         """A node was added, removed, resized or changed schedulability."""
         self._ceiling = None
 
-    def _try_replace(self, app: Application, ask: Ask) -> bool:
-        """Start replacing a placeholder of the ask's task group; True when anything changed.
-
-        ``001`` "Scheduler logic changes" steps 1-3: take the first unreleased
-        placeholder of the same task group, mark it released, tell the shim
-        (PLACEHOLDER_REPLACED) and park the real ask until the shim confirms.
-        A placeholder smaller than the real ask can never be swapped: like
-        YuniKorn, it is released with TIMEOUT and the next one is tried.
-        """
-        released = False
-        for ph in list(app.allocations.values()):
-            if not ph.placeholder or ph.state != "Allocated" or ph.task_group != ask.task_group:
-                continue
-            if not res.fits(ask.resource, ph.resource):
-                self.core_release(ph, TT.TIMEOUT,
-                                  f"placeholder cancelled: real ask {ask.key} "
-                                  f"{res.to_str(ask.resource)} is larger than the placeholder")
-                released = True
-                continue
-            self.core_release(ph, TT.PLACEHOLDER_REPLACED, f"replaced by ask {ask.key}")
-            ph.replacing_key = ask.key
-            ask.parked_on = ph.uuid
-            return True
-        return released
-
     def _headroom(self, app: Application, ask: Ask) -> bool:
         r = ask.resource
         for q in app.queue.ancestry() if app.queue else ():
@@ -1033,52 +953,6 @@ class Partition:
             self._fire_app(app, "expire")
             del self.apps[app.id]
 
-    def _start_placeholder_timer(self, app: Application) -> None:
-        """``001`` "Cleanup": the timeout starts when the first placeholder is allocated."""
-        app.placeholder_timer_started = True
-        delay = (app.execution_timeout_ms / 1000.0 if app.execution_timeout_ms > 0
-                 else PLACEHOLDER_TIMEOUT)
-        self.core.schedule_timer(delay, "placeholder", app, app.placeholder_token)
-
-    def _placeholder_timeout(self, app: Application) -> None:
-        """``001`` "Cleanup", placeholder asks pending: release every placeholder.
-
-        Placeholder allocations are released with TIMEOUT and pending
-        placeholder asks with an AllocationAskRelease TIMEOUT, all in this
-        call's one AllocationResponse. Hard: the application fails (its real
-        allocations are released too, so Failed holds nothing) and is Failed
-        once the shim confirmed every release. Soft: it resumes and is Accepted
-        again once its placeholders are gone. An application that already runs
-        and has no placeholder ask pending only loses its leftover placeholders
-        (YuniKorn); one still Accepted with every placeholder allocated is
-        treated as timed out, as in YuniKorn, so it can not wait forever.
-        """
-        pending_ph = [k for k in app.pending_asks.values() if k.placeholder]
-        if app.state == "Running" and not pending_ph:
-            self._release_placeholders(app, "placeholder timeout: not replaced in time")
-            return
-        if app.state not in ("Accepted", "Running"):
-            return
-        box = self.core.outbox(self.rm_id)
-        for ask in pending_ph:
-            self._drop_ask(ask, "placeholder timeout")
-            box.released_asks.append((self.name, app.id, ask.key, TT.TIMEOUT,
-                                      "placeholder timeout: placeholder ask released"))
-        self._release_placeholders(app, "placeholder timeout")
-        if app.gang_style == "Hard":
-            for alloc in list(app.allocations.values()):
-                if alloc.state == "Allocated":
-                    self.core_release(alloc, TT.TIMEOUT, "gang failed: placeholder timeout")
-            self._fire_app(app, "fail", "placeholder timeout (Hard)")
-        elif app.state == "Accepted":
-            self._fire_app(app, "resume", "placeholder timeout (Soft)")
-        self._after_release(app)
-
-    def _release_placeholders(self, app: Application, message: str) -> None:
-        for alloc in list(app.allocations.values()):
-            if alloc.placeholder and alloc.state == "Allocated":
-                self.core_release(alloc, TT.TIMEOUT, message)
-
     def _finish(self, app: Application, trigger: str) -> None:
         self._fire_app(app, trigger)
         if app.queue is not None:
@@ -1090,61 +964,7 @@ class Partition:
 
     # -------------------------------------------------------------------- dump
     def dump(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "rm_id": self.rm_id,
-            "state": self.state,
-            "queues": [_dump_queue(q) for q in self.queues.values()],
-            "applications": [_dump_app(a) for a in self.apps.values()],
-            "nodes": [_dump_node(n) for n in self.nodes.values()],
-        }
-
-
-def _r(r: Resource | None) -> dict[str, int] | None:
-    return None if r is None else {k: r[k] for k in sorted(r) if r[k]}
-
-
-def _rd(r: Resource) -> dict[str, int]:
-    return {k: r[k] for k in sorted(r) if r[k]}
-
-
-def _dump_queue(q: Queue) -> dict[str, Any]:
-    return {
-        "path": q.path, "state": q.state, "parent": not q.is_leaf,
-        "max": _r(q.max), "guaranteed": _r(q.guaranteed),
-        "allocated": _rd(q.allocated), "pending": _rd(q.pending),
-        "sort_policy": q.sort_policy,
-    }
-
-
-def _dump_app(a: Application) -> dict[str, Any]:
-    return {
-        "application_id": a.id, "queue": a.queue_path, "state": a.state, "user": a.user,
-        "allocated": _rd(a.allocated), "placeholder_allocated": _rd(a.placeholder_allocated),
-        "pending": _rd(a.pending), "placeholder_ask": _rd(a.placeholder_ask),
-        "asks": [
-            {"allocation_key": k.key, "pending_repeats": k.pending_repeats,
-             "resource": _rd(k.resource), "placeholder": k.placeholder,
-             "task_group": k.task_group, "state": k.state}
-            for k in a.asks.values()
-        ],
-        "allocations": [
-            {"uuid": x.uuid, "allocation_key": x.ask_key, "node_id": x.node.id,
-             "resource": _rd(x.resource), "placeholder": x.placeholder,
-             "task_group": x.task_group, "released": x.released, "state": x.state}
-            for x in a.allocations.values()
-        ],
-    }
-
-
-def _dump_node(n: Node) -> dict[str, Any]:
-    reserved = [] if n.reservation is None else [
-        {"application_id": n.reservation[0], "allocation_key": n.reservation[1]}]
-    return {
-        "node_id": n.id, "state": n.state, "capacity": _rd(n.capacity),
-        "occupied": _rd(n.occupied), "allocated": _rd(n.allocated),
-        "available": _rd(res.sub_floor(n.available, {})), "reserved": reserved,
-    }
+        return dump_partition(self)
 
 
 __all__ = ["TERMINATED_APP_STATES", "Partition"]

@@ -1,0 +1,75 @@
+"""The state dump: a JSON-serialisable snapshot in the contract's schema.
+
+Resources are plain dicts with sorted keys and no zero entries, so the same
+state always serialises to the same bytes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from . import resources as res
+from .objects import Application, Node, Queue
+from .resources import Resource
+
+if TYPE_CHECKING:
+    from .partition import Partition
+
+
+def dump_partition(p: Partition) -> dict[str, Any]:
+    return {
+        "name": p.name,
+        "rm_id": p.rm_id,
+        "state": p.state,
+        "queues": [_dump_queue(q) for q in p.queues.values()],
+        "applications": [_dump_app(a) for a in p.apps.values()],
+        "nodes": [_dump_node(n) for n in p.nodes.values()],
+    }
+
+
+def _r(r: Resource | None) -> dict[str, int] | None:
+    return None if r is None else {k: r[k] for k in sorted(r) if r[k]}
+
+
+def _rd(r: Resource) -> dict[str, int]:
+    return {k: r[k] for k in sorted(r) if r[k]}
+
+
+def _dump_queue(q: Queue) -> dict[str, Any]:
+    return {
+        "path": q.path, "state": q.state, "parent": not q.is_leaf,
+        "max": _r(q.max), "guaranteed": _r(q.guaranteed),
+        "allocated": _rd(q.allocated), "pending": _rd(q.pending),
+        "sort_policy": q.sort_policy,
+    }
+
+
+def _dump_app(a: Application) -> dict[str, Any]:
+    return {
+        "application_id": a.id, "queue": a.queue_path, "state": a.state, "user": a.user,
+        "allocated": _rd(a.allocated), "placeholder_allocated": _rd(a.placeholder_allocated),
+        "pending": _rd(a.pending), "placeholder_ask": _rd(a.placeholder_ask),
+        "asks": [
+            {"allocation_key": k.key, "pending_repeats": k.pending_repeats,
+             "resource": _rd(k.resource), "placeholder": k.placeholder,
+             "task_group": k.task_group, "state": k.state}
+            for k in a.asks.values()
+        ],
+        "allocations": [
+            {"uuid": x.uuid, "allocation_key": x.ask_key, "node_id": x.node.id,
+             "resource": _rd(x.resource), "placeholder": x.placeholder,
+             "task_group": x.task_group, "released": x.released, "state": x.state}
+            for x in a.allocations.values()
+        ],
+    }
+
+
+def _dump_node(n: Node) -> dict[str, Any]:
+    reserved = [] if n.reservation is None else [
+        {"application_id": n.reservation[0], "allocation_key": n.reservation[1]}]
+    return {
+        "node_id": n.id, "state": n.state, "capacity": _rd(n.capacity),
+        "occupied": _rd(n.occupied), "allocated": _rd(n.allocated),
+        "available": _rd(res.sub_floor(n.available, {})), "reserved": reserved,
+    }
+
