@@ -356,6 +356,7 @@ class Queue:
         "children",
         "guaranteed",
         "is_leaf",
+        "managed",
         "max",
         "max_applications",
         "name",
@@ -376,6 +377,9 @@ class Queue:
         self.parent = parent
         self.path: str = name if parent is None else f"{parent.path}.{name}"
         self.is_leaf = is_leaf
+        # False for a queue a placement rule created: no quota of its own,
+        # untouched by configuration updates, removed once empty.
+        self.managed = True
         self.children: dict[str, Queue] = {}
         self.apps: dict[str, Application] = {}
         self.allocated: Resource = {}

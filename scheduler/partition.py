@@ -31,6 +31,7 @@ from .objects import (
     Node,
     Queue,
 )
+from .placement import Placement, QueueInfo, place, qualify
 from .policies import NodeCollection, ordered_apps, ordered_children
 from .resources import Resource
 
@@ -93,6 +94,7 @@ class Partition(GangFlows):
         """
         policy = config.nodesortpolicy
         self.node_order.set_policy(policy.type or "fair", policy.resourceweights or None)
+        self.placement_rules = list(config.placementrules)
         seen: set[str] = set()
         root_cfg = config.queues[0]
         self._apply_queue(root_cfg, None, seen)
@@ -100,7 +102,7 @@ class Partition(GangFlows):
             return
         for path in [p for p in self.queues if p not in seen]:
             queue = self.queues[path]
-            if queue.state == "Active":
+            if queue.state == "Active" and queue.managed:
                 self.core.fire(queue, "remove", self.rm_id)
         self.cleanup_queues()
 
@@ -115,6 +117,7 @@ class Partition(GangFlows):
                 parent.children[cfg.name] = queue
         elif queue.state == "Draining":
             self.core.fire(queue, "start", self.rm_id)
+        queue.managed = True
         if queue.is_leaf != is_leaf and not queue.apps and not queue.children:
             queue.is_leaf = is_leaf
         seen.add(path)
@@ -124,7 +127,7 @@ class Partition(GangFlows):
         # YuniKorn: properties are inherited by child queues unless overridden.
         inherited = dict(parent.properties) if parent is not None else {}
         queue.properties = {**inherited, **cfg.properties}
-        queue.sort_policy = queue.properties.get(APPLICATION_SORT_POLICY, "").lower() or "fifo"
+        queue.sort_policy = _sort_policy(queue.properties)
         queue.submitacl = parse_acl(cfg.submitacl) if cfg.submitacl is not None else None
         queue.adminacl = parse_acl(cfg.adminacl) if cfg.adminacl is not None else None
         self._refresh_quota_flag(queue, "max lowered by a configuration update")
@@ -139,10 +142,11 @@ class Partition(GangFlows):
             queue.over_quota_reason = ""
 
     def cleanup_queues(self) -> None:
-        """Remove draining queues that hold nothing any more (deepest first)."""
+        """Remove draining and unmanaged queues that hold nothing any more (deepest first)."""
         for path in sorted(self.queues, key=lambda p: -p.count(".")):
             queue = self.queues[path]
-            if queue.state == "Draining" and not queue.apps and not queue.children:
+            if (queue.state == "Draining" or not queue.managed) and not queue.apps \
+                    and not queue.children and queue.parent is not None:
                 self.core.fire(queue, "stop", self.rm_id)
                 del self.queues[path]
                 if queue.parent is not None:
@@ -170,13 +174,6 @@ class Partition(GangFlows):
         )
 
     # ------------------------------------------------------------ applications
-    def resolve_queue(self, name: str) -> str:
-        """Queue names from the shim are full paths; a bare name is a child of root."""
-        name = name.strip()
-        if name == "root" or name.startswith("root."):
-            return name
-        return f"root.{name}" if name else ""
-
     def add_application(self, req: si.AddApplicationRequest) -> None:
         box = self.core.outbox(self.rm_id)
         app_id = req.application_id
@@ -185,14 +182,17 @@ class Partition(GangFlows):
             self.core.reject_app(self.rm_id, app_id, f"application {app_id} already exists "
                                  f"(state {existing.state})")
             return
-        path = self.resolve_queue(req.queue_name)
         user, groups = req.ugi.user, list(req.ugi.groups)
+        placement = place(self.placement_rules, req.queue_name, user, groups, req.tags,
+                          self._queue_info)
+        path = placement.path if isinstance(placement, Placement) else qualify(req.queue_name)
         app = Application(
             app_id, self, None, path or req.queue_name, user, groups, self.core.next_seq(),
             self.core.clock.now(), dict(req.tags), req.execution_timeout_milli_seconds,
             req.placeholder_ask.as_dict() if req.placeholder_ask else None,
         )
-        reason = self._check_submission(app, req)
+        reason = (placement if isinstance(placement, str)
+                  else self._check_submission(app, req, placement))
         if existing is not None:
             del self.apps[app_id]
         self.apps[app_id] = app
@@ -202,6 +202,8 @@ class Partition(GangFlows):
             self._start_app_timer(app, TERMINATED_RETENTION, "expire")
             self.core.reject_app(self.rm_id, app_id, reason)
             return
+        if isinstance(placement, Placement) and placement.create:
+            self._create_queues(placement.create)
         queue = self.queues[path]
         app.queue = queue
         app.admission = (queue.sort_policy, tuple(
@@ -211,20 +213,34 @@ class Partition(GangFlows):
         self.core.event(self.rm_id, ET.APP, app_id, f"added to queue {path}",
                         si.EventChangeType.ADD)
 
-    def _check_submission(self, app: Application, req: si.AddApplicationRequest) -> str:
-        """Why the application can not be accepted, or an empty string."""
+    def _queue_info(self, path: str) -> QueueInfo | None:
+        queue = self.queues.get(path)
+        return None if queue is None else QueueInfo(queue.is_leaf)
+
+    def _check_submission(
+        self, app: Application, req: si.AddApplicationRequest, placement: Placement
+    ) -> str:
+        """Why the application can not be accepted, or an empty string.
+
+        For a queue a placement rule will create, the checks run against its
+        nearest existing ancestor: the new queue has no ACL, quota or policy
+        of its own and inherits the ancestor's properties.
+        """
         if self.state != "Active":
             return f"partition {self.name} is {self.state.lower()}"
-        path = self.resolve_queue(req.queue_name)
-        if not path:
-            return "no queue name given (placement rules are not supported)"
-        queue = self.queues.get(path)
-        if queue is None:
-            return f"queue {path} does not exist"
-        if not queue.is_leaf:
-            return f"queue {path} is a parent queue; applications go to leaf queues"
+        path = placement.path
+        if placement.create:
+            queue = self.queues.get(path.rsplit(".", len(placement.create))[0])
+            if queue is None or queue.is_leaf:
+                return f"queue {path} can not be created here"
+        else:
+            queue = self.queues.get(path)
+            if queue is None:
+                return f"queue {path} does not exist"
+            if not queue.is_leaf:
+                return f"queue {path} is a parent queue; applications go to leaf queues"
         if queue.state != "Active":
-            return f"queue {path} is {queue.state.lower()}"
+            return f"queue {queue.path} is {queue.state.lower()}"
         if not self._acl_allows(queue, app.user, app.groups):
             return f"user {app.user!r} is not allowed to submit to queue {path}"
         style = req.gang_scheduling_style or "Soft"
@@ -240,6 +256,20 @@ class Partition(GangFlows):
                     return (f"placeholder ask {res.to_str(app.placeholder_ask)} is larger than "
                             f"the max {res.to_str(q.max)} of queue {q.path}")
         return ""
+
+    def _create_queues(self, paths: tuple[str, ...]) -> None:
+        """Create the unmanaged queues a placement rule asked for (top first; last = leaf)."""
+        for i, path in enumerate(paths):
+            parent_path, _, name = path.rpartition(".")
+            parent = self.queues[parent_path]
+            queue = Queue(name, parent, is_leaf=i == len(paths) - 1)
+            queue.managed = False
+            queue.properties = dict(parent.properties)
+            queue.sort_policy = parent.sort_policy
+            parent.children[name] = queue
+            self.queues[path] = queue
+            self.core.event(self.rm_id, ET.QUEUE, path, "created by a placement rule",
+                            si.EventChangeType.ADD)
 
     @staticmethod
     def _acl_allows(queue: Queue, user: str, groups: list[str]) -> bool:
@@ -965,6 +995,10 @@ class Partition(GangFlows):
     # -------------------------------------------------------------------- dump
     def dump(self) -> dict[str, Any]:
         return dump_partition(self)
+
+
+def _sort_policy(properties: dict[str, str]) -> str:
+    return properties.get(APPLICATION_SORT_POLICY, "").lower() or "fifo"
 
 
 __all__ = ["TERMINATED_APP_STATES", "Partition"]

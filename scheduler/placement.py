@@ -1,0 +1,159 @@
+"""Placement rules: which queue an application goes to (YuniKorn ``placementrules``).
+
+The seeds only say the scheduler places an application "into a queue according
+to policy, taking into account the requested queue" (``002``
+AddApplicationRequest.queueName); the rules follow Apache YuniKorn. Rules are
+tried in order; each proposes a queue path. An existing leaf is taken; a
+parent queue fails the rule; a missing queue is created when the rule says
+``create: true`` (the new queues are unmanaged: no quota of their own, removed
+when empty), otherwise the next rule is tried. With no rules configured the
+requested queue must exist (YuniKorn's behaviour without placement rules).
+
+Supported rules: ``provided`` (the requested queue), ``user`` (the user's
+name), ``fixed`` (``value``), ``tag`` (the application tag named by
+``value``, e.g. ``namespace``), each with an optional ``parent`` rule and a
+user/group ``filter``. Names made from users or tags replace ``.`` with
+``_dot_`` as YuniKorn does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .config import PlacementRuleConfig
+
+QUEUE_NAME = re.compile(r"[a-zA-Z0-9_:#/@-]{1,64}")
+ROOT = "root"
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where an application goes; ``create`` lists the queues to create, top first."""
+
+    path: str
+    create: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class QueueInfo:
+    """What placement needs to know about an existing queue."""
+
+    is_leaf: bool
+
+
+Lookup = Callable[[str], QueueInfo | None]
+
+
+def qualify(name: str) -> str:
+    """A queue name from the shim as a full path: a bare name is a child of root."""
+    name = name.strip()
+    if not name:
+        return ""
+    return name if name == ROOT or name.startswith(ROOT + ".") else f"{ROOT}.{name}"
+
+
+def _clean(part: str) -> str:
+    return part.replace(".", "_dot_")
+
+
+def _matches(pattern: str, name: str) -> bool:
+    try:
+        return re.fullmatch(pattern, name) is not None
+    except re.error:
+        return pattern == name
+
+
+def _filter_allows(rule: PlacementRuleConfig, user: str, groups: Sequence[str]) -> bool:
+    f = rule.filter
+    if not f.users and not f.groups:
+        return True
+    hit = any(_matches(p, user) for p in f.users) or any(
+        _matches(p, g) for p in f.groups for g in groups)
+    return not hit if f.type == "deny" else hit
+
+
+def _proposal(rule: PlacementRuleConfig, queue_name: str, user: str,
+              tags: Mapping[str, str]) -> str:
+    """The queue path (or last name) a rule proposes, empty when it has none."""
+    if rule.name == "provided":
+        return queue_name.strip()
+    if rule.name == "user":
+        return _clean(user) if user else ""
+    if rule.name == "fixed":
+        return rule.value.strip()
+    if rule.name == "tag":
+        value = tags.get(rule.value, "").strip()
+        return _clean(value) if value else ""
+    return ""
+
+
+def _resolve(rule: PlacementRuleConfig, queue_name: str, user: str, groups: Sequence[str],
+             tags: Mapping[str, str], lookup: Lookup) -> Placement | None:
+    if not _filter_allows(rule, user, groups):
+        return None
+    proposed = _proposal(rule, queue_name, user, tags)
+    if not proposed:
+        return None
+    if proposed == ROOT or proposed.startswith(ROOT + ".") or rule.parent is None:
+        path = qualify(proposed)
+        parent_create: tuple[str, ...] = ()
+    else:
+        parent = _resolve_parent(rule.parent, queue_name, user, groups, tags, lookup)
+        if parent is None:
+            return None
+        path = f"{parent.path}.{proposed}"
+        parent_create = parent.create
+    parts = path.split(".")
+    if not all(QUEUE_NAME.fullmatch(p) for p in parts):
+        return None
+    found = lookup(path)
+    if found is not None:
+        return Placement(path) if found.is_leaf else None
+    if not rule.create:
+        return None
+    missing: list[str] = list(parent_create)
+    for depth in range(2, len(parts) + 1):
+        prefix = ".".join(parts[:depth])
+        info = lookup(prefix)
+        if info is None:
+            if prefix not in missing:
+                missing.append(prefix)
+        elif info.is_leaf and prefix != path:
+            return None
+    return Placement(path, tuple(missing))
+
+
+def _resolve_parent(rule: PlacementRuleConfig, queue_name: str, user: str,
+                    groups: Sequence[str], tags: Mapping[str, str],
+                    lookup: Lookup) -> Placement | None:
+    """A parent rule proposes a parent queue: it must be (or be created as) a parent."""
+    proposed = _proposal(rule, queue_name, user, tags)
+    if not proposed or not _filter_allows(rule, user, groups):
+        return None
+    path = qualify(proposed)
+    if not all(QUEUE_NAME.fullmatch(p) for p in path.split(".")):
+        return None
+    found = lookup(path)
+    if found is not None:
+        return None if found.is_leaf else Placement(path)
+    if not rule.create:
+        return None
+    return Placement(path, (path,))
+
+
+def place(rules: Sequence[PlacementRuleConfig], queue_name: str, user: str,
+          groups: Sequence[str], tags: Mapping[str, str], lookup: Lookup) -> Placement | str:
+    """The placement for an application, or the reason there is none."""
+    if not rules:
+        path = qualify(queue_name)
+        if not path:
+            return "no queue name given and no placement rules configured"
+        return Placement(path)
+    for rule in rules:
+        placement = _resolve(rule, queue_name, user, groups, tags, lookup)
+        if placement is not None:
+            return placement
+    names = ", ".join(r.name for r in rules)
+    return f"no placement rule ({names}) found a queue for the application"

@@ -1,0 +1,164 @@
+"""Placement rules through the public API (YuniKorn's ``placementrules``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from invariants import CheckContext, LifecycleRecorder, check_all
+from scheduler import ManualClock, Scheduler, si
+from scheduler.testing import RecordingShim
+
+RM = "rm-1"
+
+
+def make(config: str) -> tuple[Scheduler, RecordingShim, LifecycleRecorder, ManualClock]:
+    clock = ManualClock()
+    api = Scheduler(clock=clock)
+    rec = LifecycleRecorder(api)
+    shim = RecordingShim()
+    api.register_resource_manager(si.RegisterResourceManagerRequest(rm_id=RM, config=config),
+                                  shim)
+    return api, shim, rec, clock
+
+
+def submit(api: Scheduler, app_id: str, queue: str = "", user: str = "alice",
+           groups: list[str] | None = None, tags: dict[str, str] | None = None) -> None:
+    api.update_application(si.ApplicationRequest(rm_id=RM, new=[si.AddApplicationRequest(
+        application_id=app_id, queue_name=queue, tags=tags or {},
+        ugi=si.UserGroupInformation(user=user, groups=groups or []))]))
+
+
+def queues(api: Scheduler) -> list[str]:
+    return [q["path"] for q in api.state_dump()["partitions"][0]["queues"]]
+
+
+def app_queue(api: Scheduler, app_id: str) -> str:
+    apps = api.state_dump()["partitions"][0]["applications"]
+    return next(a["queue"] for a in apps if a["application_id"] == app_id)
+
+
+def rules(text: str, root_extra: str = 'submitacl: "*"') -> str:
+    return (f"partitions:\n  - name: default\n    placementrules:\n{text}"
+            f"    queues:\n      - name: root\n        {root_extra}\n"
+            "        queues:\n          - name: fixedq\n          - name: tenants\n"
+            "            parent: true\n")
+
+
+def test_empty_config_places_into_a_created_queue() -> None:
+    """YuniKorn's default config: provided rule with create, only root configured."""
+    api, shim, rec, _clock = make("")
+    submit(api, "app-1", "root.default")
+    assert shim.accepted_apps == ["app-1"]
+    assert "root.default" in queues(api)
+    assert app_queue(api, "app-1") == "root.default"
+    assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+def test_created_queue_is_removed_when_its_application_leaves() -> None:
+    api, _shim, rec, _clock = make("")
+    submit(api, "app-1", "root.team-x")
+    assert "root.team-x" in queues(api)
+    api.update_application(si.ApplicationRequest(rm_id=RM, remove=[
+        si.RemoveApplicationRequest(application_id="app-1")]))
+    assert "root.team-x" not in queues(api)
+    assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+def test_tag_rule_uses_the_namespace_tag() -> None:
+    api, shim, _rec, _clock = make(rules("      - name: tag\n        value: namespace\n"
+                                         "        create: true\n"))
+    submit(api, "app-1", tags={"namespace": "dev"})
+    submit(api, "app-2", tags={"namespace": "my.ns"})
+    assert shim.accepted_apps == ["app-1", "app-2"]
+    assert app_queue(api, "app-1") == "root.dev"
+    assert app_queue(api, "app-2") == "root.my_dot_ns"
+
+
+def test_rule_without_create_falls_through_to_the_next() -> None:
+    config = rules("      - name: user\n      - name: fixed\n        value: root.fixedq\n")
+    api, shim, _rec, _clock = make(config)
+    submit(api, "app-1", user="bob")
+    assert shim.accepted_apps == ["app-1"]
+    assert app_queue(api, "app-1") == "root.fixedq"
+    assert "root.bob" not in queues(api)
+
+
+def test_no_rule_matches_is_a_rejection_that_changes_nothing() -> None:
+    api, shim, _rec, _clock = make(rules("      - name: tag\n        value: namespace\n"))
+    before = queues(api)
+    submit(api, "app-1", "root.elsewhere")
+    assert [r.application_id for r in shim.rejected_apps] == ["app-1"]
+    assert "no placement rule" in shim.rejected_apps[0].reason
+    assert queues(api) == before
+
+
+def test_parent_rule_and_user_names() -> None:
+    config = rules("      - name: user\n        create: true\n        parent:\n"
+                   "          name: fixed\n          value: root.tenants\n")
+    api, shim, _rec, _clock = make(config)
+    submit(api, "app-1", user="john.doe")
+    assert shim.accepted_apps == ["app-1"]
+    assert app_queue(api, "app-1") == "root.tenants.john_dot_doe"
+
+
+def test_filter_deny_skips_the_rule() -> None:
+    config = rules("      - name: user\n        create: true\n        filter:\n"
+                   "          type: deny\n          users: [mallory]\n"
+                   "      - name: fixed\n        value: root.fixedq\n")
+    api, _shim, _rec, _clock = make(config)
+    submit(api, "app-1", user="mallory")
+    submit(api, "app-2", user="alice")
+    assert app_queue(api, "app-1") == "root.fixedq"
+    assert app_queue(api, "app-2") == "root.alice"
+
+
+def test_acl_of_the_ancestor_applies_to_a_created_queue() -> None:
+    config = rules("      - name: provided\n        create: true\n",
+                   root_extra='submitacl: "alice"')
+    api, shim, _rec, _clock = make(config)
+    before = queues(api)
+    submit(api, "app-1", "root.newq", user="eve")
+    assert [r.application_id for r in shim.rejected_apps] == ["app-1"]
+    assert queues(api) == before, "a rejected submission must not create a queue"
+    submit(api, "app-2", "root.newq", user="alice")
+    assert shim.accepted_apps == ["app-2"]
+
+
+def test_created_queue_survives_configuration_updates() -> None:
+    config = rules("      - name: provided\n        create: true\n")
+    api, _shim, rec, _clock = make(config)
+    submit(api, "app-1", "root.dyn")
+    api.update_configuration(si.UpdateConfigurationRequest(rm_id=RM, config=config))
+    assert "root.dyn" in queues(api)
+    state = next(q["state"] for q in api.state_dump()["partitions"][0]["queues"]
+                 if q["path"] == "root.dyn")
+    assert state == "Active"
+    assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+@pytest.mark.parametrize("queue", ["root.fixedq", "fixedq"])
+def test_existing_leaf_is_taken_as_provided(queue: str) -> None:
+    api, shim, _rec, _clock = make(rules("      - name: provided\n"))
+    submit(api, "app-1", queue)
+    assert shim.accepted_apps == ["app-1"]
+    assert app_queue(api, "app-1") == "root.fixedq"
+
+
+def test_a_parent_queue_fails_the_rule() -> None:
+    api, shim, _rec, _clock = make(rules("      - name: provided\n        create: true\n"))
+    submit(api, "app-1", "root.tenants")
+    assert [r.application_id for r in shim.rejected_apps] == ["app-1"]
+
+
+def test_gang_in_created_queue_is_checked_against_ancestor_max() -> None:
+    config = ("partitions:\n  - name: default\n    placementrules:\n      - name: provided\n"
+              "        create: true\n    queues:\n      - name: root\n        submitacl: '*'\n"
+              "        queues:\n          - name: capped\n            parent: true\n"
+              "            resources:\n              max: {memory: 50}\n")
+    api, shim, _rec, _clock = make(config)
+    api.update_application(si.ApplicationRequest(rm_id=RM, new=[si.AddApplicationRequest(
+        application_id="gang-1", queue_name="root.capped.team",
+        ugi=si.UserGroupInformation(user="alice"),
+        placeholder_ask=si.Resource.of(memory=80))]))
+    assert [r.application_id for r in shim.rejected_apps] == ["gang-1"]
+    assert "root.capped.team" not in queues(api)
