@@ -429,10 +429,11 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
                 app_id = self._new_id("app-")
             live_before = app_id in live
             before = self.api.state_dump()
+            rejections = len(self.shim.rejected_apps)
             accepted = self._submit(app_id, queue, user, groups, partition, **gang)
             if accepted and not strict and kind in ("queue", "acl", "gang_fair"):
                 return  # a placement rule found this application another queue
-            assert self.shim.rejected_apps and self.shim.rejected_apps[-1] == app_id, \
+            assert self.shim.rejected_apps[rejections:] == [app_id], \
                 f"bad submission ({kind}) of {app_id} was not rejected"
             _assert_only_rejected_app_added(before, self.api.state_dump(), app_id, live_before)
 
@@ -443,9 +444,10 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
                 application_id=app_id, queue_name=queue, partition_name=partition,
                 ugi=si.UserGroupInformation(user=user, groups=groups),
                 tags={"namespace": "checker-ns"}, **gang)
+            rejections = len(self.shim.rejected_apps)
             self.api.update_application(si.ApplicationRequest(rm_id=RM_ID, new=[request]))
-            accepted = self.shim.app_states.get(app_id) == "New" and not (
-                self.shim.rejected_apps and self.shim.rejected_apps[-1] == app_id)
+            accepted = self.shim.app_states.get(app_id) == "New" and \
+                len(self.shim.rejected_apps) == rejections
             if accepted:
                 self.shim.apps[app_id] = request
                 self.shim.gangs.pop(app_id, None)
