@@ -17,7 +17,7 @@ import statemachines
 from statemachines import Lifecycle
 
 from . import resources as res
-from .config import ACL
+from .config import ACL, ChildTemplateConfig
 from .resources import Resource
 
 if TYPE_CHECKING:
@@ -353,6 +353,7 @@ class Queue:
         "adminacl",
         "allocated",
         "apps",
+        "child_template",
         "children",
         "guaranteed",
         "is_leaf",
@@ -394,6 +395,8 @@ class Queue:
         self.adminacl: ACL | None = None
         # Why the queue may sit above its max: recovery or a lowered max.
         self.over_quota_reason = ""
+        # YuniKorn childtemplate: settings for leaf queues created below this one.
+        self.child_template: ChildTemplateConfig | None = None
 
     @property
     def event_id(self) -> str:

@@ -128,6 +128,7 @@ class Partition(GangFlows):
         inherited = dict(parent.properties) if parent is not None else {}
         queue.properties = {**inherited, **cfg.properties}
         queue.sort_policy = _sort_policy(queue.properties)
+        queue.child_template = cfg.childtemplate
         queue.submitacl = parse_acl(cfg.submitacl) if cfg.submitacl is not None else None
         queue.adminacl = parse_acl(cfg.adminacl) if cfg.adminacl is not None else None
         self._refresh_quota_flag(queue, "max lowered by a configuration update")
@@ -262,10 +263,18 @@ class Partition(GangFlows):
         for i, path in enumerate(paths):
             parent_path, _, name = path.rpartition(".")
             parent = self.queues[parent_path]
-            queue = Queue(name, parent, is_leaf=i == len(paths) - 1)
+            is_leaf = i == len(paths) - 1
+            queue = Queue(name, parent, is_leaf)
             queue.managed = False
             queue.properties = dict(parent.properties)
-            queue.sort_policy = parent.sort_policy
+            template = parent.child_template
+            if is_leaf and template is not None:
+                # YuniKorn: a parent's childtemplate configures the leaves created below it.
+                queue.properties.update(template.properties)
+                queue.max = dict(template.resources.max) or None
+                queue.guaranteed = dict(template.resources.guaranteed) or None
+                queue.max_applications = template.maxapplications
+            queue.sort_policy = _sort_policy(queue.properties)
             parent.children[name] = queue
             self.queues[path] = queue
             self.core.event(self.rm_id, ET.QUEUE, path, "created by a placement rule",

@@ -162,3 +162,27 @@ def test_gang_in_created_queue_is_checked_against_ancestor_max() -> None:
         placeholder_ask=si.Resource.of(memory=80))]))
     assert [r.application_id for r in shim.rejected_apps] == ["gang-1"]
     assert "root.capped.team" not in queues(api)
+
+
+def test_child_template_configures_created_leaves() -> None:
+    config = ("partitions:\n  - name: default\n    placementrules:\n      - name: tag\n"
+              "        value: namespace\n        create: true\n        parent:\n"
+              "          name: fixed\n          value: root.ns\n"
+              "    queues:\n      - name: root\n        submitacl: '*'\n        queues:\n"
+              "          - name: ns\n            parent: true\n            childtemplate:\n"
+              "              maxapplications: 1\n              resources:\n"
+              "                max: {memory: 30}\n")
+    api, shim, rec, _clock = make(config)
+    submit(api, "app-1", tags={"namespace": "dev"})
+    dev = next(q for q in api.state_dump()["partitions"][0]["queues"]
+               if q["path"] == "root.ns.dev")
+    assert dev["max"] == {"memory": 30} and not dev["parent"]
+    api.update_node(si.NodeRequest(rm_id=RM, nodes=[si.NodeInfo(
+        node_id="n1", action=si.NodeAction.CREATE,
+        schedulable_resource=si.Resource.of(memory=100, vcore=10))]))
+    api.update_allocation(si.AllocationRequest(rm_id=RM, asks=[si.AllocationAsk(
+        allocation_key="k", application_id="app-1", max_allocations=5,
+        resource_ask=si.Resource.of(memory=10, vcore=1))]))
+    assert api.schedule() == 3, "the template's max caps the created queue"
+    assert shim.accepted_apps == ["app-1"]
+    assert check_all(CheckContext(api, recorder=rec)) == []
