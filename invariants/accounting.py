@@ -69,7 +69,7 @@ def _queue_totals(ctx: CheckContext) -> Iterator[Violation]:
         alloc: dict[str, Resource] = {path: {} for path in p.queues}
         pend: dict[str, Resource] = {path: {} for path in p.queues}
         for app in p.apps.values():
-            if app.queue is None:
+            if app.queue is None or app.state not in LIVE_APP_STATES:
                 continue
             held = res.add(app.allocated, app.placeholder_allocated)
             for q in app.queue.ancestry():
@@ -90,7 +90,7 @@ def _queue_totals(ctx: CheckContext) -> Iterator[Violation]:
                                 f"pending is {_fmt(q.pending)} but its applications ask "
                                 f"{_fmt(pend[path])}")
             counted = sum(1 for a in p.apps.values() if a.counted_running and a.queue is not None
-                          and q in a.queue.ancestry())
+                          and a.state in LIVE_APP_STATES and q in a.queue.ancestry())
             if counted != q.running_apps:
                 yield Violation("accounting.queue", f"queue {p.name}/{path}",
                                 f"running_apps is {q.running_apps} but {counted} applications "
@@ -222,6 +222,16 @@ def _reservations(ctx: CheckContext) -> Iterator[Violation]:
             ask = app.asks.get(key) if app is not None else None
             if ask is None or ask.state != "Pending":
                 yield Violation("reservations.valid", subject, "its ask is not pending")
+            elif app is not None and app.state not in ("Accepted", "Running", "Completing"):
+                yield Violation("reservations.valid", subject,
+                                f"its application is {app.state} and can not be scheduled")
+            elif ask.parked_on:
+                yield Violation("reservations.valid", subject,
+                                f"its ask is parked on placeholder {ask.parked_on}")
+            elif app is not None and not ask.placeholder and app.placeholder_ask and any(
+                    k.placeholder for k in app.pending_asks.values()):
+                yield Violation("reservations.valid", subject,
+                                "a real ask of a gang still placing its placeholders")
             if p.nodes.get(node.id) is not node or not node.schedulable:
                 yield Violation("reservations.valid", subject,
                                 f"node {node.id} is not a schedulable node of the partition")

@@ -22,23 +22,32 @@ def _apps(ctx: CheckContext) -> Iterator[tuple[str, Application]]:
 
 @invariant(
     "gang.accepted_waits_for_placeholders",
-    "An application in Accepted never holds a real allocation of a gang task group "
-    "while it still has pending placeholder asks.",
+    "No real allocation of a gang was made while one of its placeholder asks was pending: "
+    "an Accepted application with pending placeholder asks holds no real allocation, and "
+    "no real allocation is newer than a placeholder ask that is still pending.",
     "001 'Scheduler logic changes' (placeholder asks keep the application in Accepted; "
     "real asks are processed after the placeholders)",
     "A real pod started before its gang was placed: the gang guarantee is broken.",
 )
 def _accepted_waits(ctx: CheckContext) -> Iterator[Violation]:
     for pname, app in _apps(ctx):
-        if app.state != "Accepted":
+        pending_ph = [k for k in app.pending_asks.values() if k.placeholder]
+        if not pending_ph:
             continue
-        if any(k.placeholder for k in app.pending_asks.values()):
+        subject = f"application {pname}/{app.id}"
+        if app.state == "Accepted":
             real = [a.uuid for a in app.allocations.values()
                     if not a.placeholder and a.task_group]
             if real:
-                yield Violation("gang.accepted_waits_for_placeholders",
-                                f"application {pname}/{app.id}",
+                yield Violation("gang.accepted_waits_for_placeholders", subject,
                                 f"Accepted with placeholder asks pending holds real {real}")
+        oldest = min(k.seq for k in pending_ph)
+        late = [a.uuid for a in app.allocations.values()
+                if not a.placeholder and not a.recovered and a.seq > oldest]
+        if late:
+            yield Violation("gang.accepted_waits_for_placeholders", subject,
+                            f"real allocation(s) {late} made while placeholder ask "
+                            f"{min(pending_ph, key=lambda k: k.seq).key} was pending")
 
 
 @invariant(

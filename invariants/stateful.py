@@ -65,6 +65,9 @@ partitions:
               application.sort.policy: stateaware
 """
 
+# The SI carries vcore in milli-cores (the config's "vcore: 20" is 20 cores):
+# one checker pod asks for one core.
+CORE = 1000
 USERS = [("alice", []), ("bob", ["admins"]), ("carol", [])]
 BAD_CONFIGS = [
     "partitions: [",
@@ -336,12 +339,12 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
             self._register()
             assert self.api.state_dump()["rms"] == [{"rm_id": RM_ID, "state": "Running"}]
             for _ in range(nodes):
-                self.add_node(memory=100, vcore=8, occupied=0)
+                self.add_node(memory=100, vcore=8 * CORE, occupied=0)
             for choice in apps:
                 self.add_app(choice)
 
         # -- nodes --------------------------------------------------------
-        @rule(memory=st.sampled_from([20, 40, 100]), vcore=st.sampled_from([2, 8]),
+        @rule(memory=st.sampled_from([20, 40, 100]), vcore=st.sampled_from([2 * CORE, 8 * CORE]),
               occupied=st.sampled_from([0, 0, 10]))
         def add_node(self, memory: int, vcore: int, occupied: int) -> None:
             self._count("add_node")
@@ -361,7 +364,7 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
             node_id = data.draw(st.sampled_from(sorted(self.nodes)))
             self.api.update_node(si.NodeRequest(rm_id=RM_ID, nodes=[si.NodeInfo(
                 node_id=node_id, action=si.NodeAction.UPDATE,
-                schedulable_resource=si.Resource.of(memory=memory, vcore=8),
+                schedulable_resource=si.Resource.of(memory=memory, vcore=8 * CORE),
                 occupied_resource=si.Resource.of(memory=occupied))]))
 
         @precondition(lambda self: bool(self.nodes))
@@ -466,7 +469,7 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
             self._count(f"add_gang_app:{style or 'default'}")
             queue, (user, user_groups) = choice
             total = {"memory": sum(n * size for n, size in groups),
-                     "vcore": sum(n for n, _size in groups)}
+                     "vcore": sum(n for n, _size in groups) * CORE}
             app_id = self._new_id("gang-")
             fits = self._fits_path_max(queue, total)
             accepted = self._submit(
@@ -502,7 +505,7 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
             app_id = data.draw(st.sampled_from(self._live_gangs()))
             group = data.draw(st.sampled_from(sorted(self.shim.gangs[app_id])))
             members, size = self.shim.gangs[app_id][group]
-            asks = [ShimAsk(app_id, f"{app_id}-{group}-ph-{self._new_id('')}", size, 1, 1, 0, 0,
+            asks = [ShimAsk(app_id, f"{app_id}-{group}-ph-{self._new_id('')}", size, CORE, 1, 0, 0,
                             task_group=group, placeholder=True) for _ in range(members)]
             n = len(self.shim.rejected_asks)
             self.api.update_allocation(si.AllocationRequest(
@@ -525,7 +528,7 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
             app_id = data.draw(st.sampled_from(self._live_gangs()))
             group = data.draw(st.sampled_from(sorted(self.shim.gangs[app_id])))
             size = max(1, self.shim.gangs[app_id][group][1] + delta)
-            ask = ShimAsk(app_id, f"{app_id}-{group}-real-{self._new_id('')}", size, 1, 1, 0, 0,
+            ask = ShimAsk(app_id, f"{app_id}-{group}-real-{self._new_id('')}", size, CORE, 1, 0, 0,
                           task_group=group)
             n = len(self.shim.rejected_asks)
             self.api.update_allocation(si.AllocationRequest(
@@ -567,14 +570,14 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
             n_rejected = len(self.shim.rejected_asks)
             self.api.update_allocation(si.AllocationRequest(rm_id=RM_ID, asks=[si.AllocationAsk(
                 allocation_key=key, application_id=app_id, partition_name=partition_name,
-                resource_ask=si.Resource.of(memory=memory, vcore=1), max_allocations=repeats,
+                resource_ask=si.Resource.of(memory=memory, vcore=CORE), max_allocations=repeats,
                 priority=priority, execution_timeout_milli_seconds=timeout)]))
             if len(self.shim.rejected_asks) > n_rejected:
                 self._count("add_ask:rejected")
                 assert self.shim.rejected_asks[-1] == (app_id, key)
                 assert self._dump() == before, "a rejected ask must change nothing"
             else:
-                self.shim.asks[(app_id, key)] = ShimAsk(app_id, key, memory, 1, repeats,
+                self.shim.asks[(app_id, key)] = ShimAsk(app_id, key, memory, CORE, repeats,
                                                         priority, timeout)
             if then_schedule:
                 self.schedule()

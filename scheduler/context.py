@@ -61,18 +61,20 @@ class CoreContext:
         self._seq = 0
         self._uuid = 0
         self.emit_events = True
+        # Set by the scheduler: whether any partition of any RM holds this uuid.
+        self.uuid_taken: Callable[[str], bool] = lambda uuid: False
 
     # -- sequencing ---------------------------------------------------------
     def next_seq(self) -> int:
         self._seq += 1
         return self._seq
 
-    def new_uuid(self, app_id: str, ask_key: str, taken: Callable[[str], bool]) -> str:
-        """A deterministic allocation uuid, unique against ``taken`` (recovered ones)."""
+    def new_uuid(self, app_id: str, ask_key: str) -> str:
+        """A deterministic allocation uuid, unique in the scheduler (recovered ones included)."""
         while True:
             self._uuid += 1
             uuid = f"{app_id}-{ask_key}-{self._uuid}"
-            if not taken(uuid):
+            if not self.uuid_taken(uuid):
                 return uuid
 
     # -- outboxes -----------------------------------------------------------
@@ -146,14 +148,3 @@ class CoreContext:
         while self._timers and self._timers[0].due <= now:
             out.append(heapq.heappop(self._timers))
         return out
-
-    def next_due(self) -> float | None:
-        return self._timers[0].due if self._timers else None
-
-    def pending_timer_count(self) -> int:
-        return len(self._timers)
-
-
-def describe(record: TransitionRecord) -> str:
-    """One line for logs and traces."""
-    return f"{record.lifecycle} {record.trigger}: {record.source} -> {record.dest}"

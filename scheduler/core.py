@@ -10,10 +10,11 @@ per object with a lock order, to let Go goroutines schedule and update in
 parallel. Python threads do not run Python code in parallel, so fine-grained
 locks would add deadlock risk and no throughput: the core has one re-entrant
 state lock held for the whole of each API call and each scheduling cycle.
-Callbacks are delivered after the state lock is released, in the global order
-the decisions were made, under a separate delivery lock; a callback may call
-the API again (its messages are delivered right after the current callback
-returns). A callback must not block waiting for another thread's API call, and
+Callbacks are delivered after the state lock is released, by the thread that
+made the call, in the global order the decisions were made (each call takes a
+ticket and waits for the earlier ones); a callback may call the API again (its
+messages are delivered by the same thread once the current batch is done). A
+callback must not block waiting for another thread's API call, and
 ``predicates`` must not call the API at all (it runs inside the cycle).
 """
 
@@ -22,7 +23,6 @@ from __future__ import annotations
 import gc
 import logging
 import threading
-from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, ClassVar
@@ -69,11 +69,16 @@ class Scheduler:
         self.clock: Clock = clock if clock is not None else SystemClock()
         self._core = CoreContext(self.clock)
         self._core.emit_events = emit_events
+        self._core.uuid_taken = self._uuid_taken
         self._rms: dict[str, ResourceManager] = {}
         self._lock = threading.RLock()
-        self._delivery_lock = threading.Lock()
+        # Delivery tickets: every call's batch is delivered in the order the
+        # decisions were made, by the thread whose call made them.
+        self._turn = threading.Condition()
+        self._issued = 0
+        self._done = 0
         self._delivering: int | None = None
-        self._deliveries: deque[Delivery] = deque()
+        self._nested: list[tuple[int, list[Delivery]]] = []
         self._cycle_thread: int | None = None
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -89,47 +94,66 @@ class Scheduler:
         """
         if self._cycle_thread == threading.get_ident():
             raise RuntimeError("the scheduler API must not be called from predicates()")
-        with self._lock:
+        self._lock.acquire()
+        try:
+            yield
+        finally:
             try:
-                yield
+                ticket, batch = self._collect()
             finally:
-                self._collect()
-        if wake:
-            self._wake.set()
-        self._deliver()
+                self._lock.release()
+            if wake:
+                self._wake.set()
+            self._deliver(ticket, batch)
 
-    def _collect(self) -> None:
+    def _collect(self) -> tuple[int, list[Delivery]]:
+        """This call's messages, and its place in the delivery order (under the lock)."""
         core = self._core
+        batch: list[Delivery] = []
         for rm_id, box in list(core.outboxes.items()):
             rm = self._rms.get(rm_id)
             if rm is not None and not box.empty():
-                self._deliveries.extend(box.build(rm.callback))
+                batch.extend(box.build(rm.callback))
         core.outboxes.clear()
+        ticket = self._issued
+        self._issued += 1
+        return ticket, batch
 
-    def _deliver(self) -> None:
-        """Deliver queued messages in decision order, one callback at a time.
+    def _deliver(self, ticket: int, batch: list[Delivery]) -> None:
+        """Deliver one call's messages from the calling thread, in decision order.
 
-        A call made from inside a callback returns without delivering: the
-        thread already delivering sends its messages right after the current
-        callback returns, so callbacks never nest.
+        Each call waits until every earlier call's messages were delivered, so
+        callbacks never run concurrently and never out of order, and a call's
+        answers arrive on the thread that made it (the scheduling thread in
+        background mode). A call made from inside a callback returns at once:
+        its messages are delivered by the same thread after the current batch,
+        so callbacks never nest.
         """
         me = threading.get_ident()
         if self._delivering == me:
+            self._nested.append((ticket, batch))
             return
-        with self._delivery_lock:
-            self._delivering = me
+        queue = [(ticket, batch)]
+        while queue:
+            turn, messages = queue.pop(0)
+            with self._turn:
+                while self._done != turn:
+                    self._turn.wait()
+                self._delivering = me
             try:
-                while True:
-                    with self._lock:
-                        if not self._deliveries:
-                            return
-                        method, message = self._deliveries.popleft()
+                for method, message in messages:
                     try:
                         method(message)
                     except Exception:
                         log.exception("resource manager callback %s raised", method)
             finally:
-                self._delivering = None
+                with self._turn:
+                    self._delivering = None
+                    self._done = turn + 1
+                    self._turn.notify_all()
+            if self._nested:
+                queue.extend(self._nested)
+                self._nested = []
 
     def _rm(self, rm_id: str) -> ResourceManager | None:
         """The RM if it may send requests; otherwise None, after saying why."""
@@ -149,6 +173,15 @@ class Scheduler:
         if count:
             self._core.event(rm_id, si.EventRecordType.UNKNOWN_EVENTRECORD_TYPE, rm_id,
                              f"{count} {what} ignored: {self._refuse(rm_id)}")
+
+    @staticmethod
+    def _partition(rm: ResourceManager, name: str) -> Partition | None:
+        """The RM's partition by name; an empty name means ``default``."""
+        return rm.partitions.get(name or si.DEFAULT_PARTITION)
+
+    def _uuid_taken(self, uuid: str) -> bool:
+        return any(uuid in p.allocations for rm in self._rms.values()
+                   for p in rm.partitions.values())
 
     def add_transition_observer(self, observer: Observer) -> Callable[[], None]:
         """See every lifecycle transition of this scheduler (for checkers and tracing)."""
@@ -218,8 +251,12 @@ class Scheduler:
             rm = self._rms.get(request.rm_id)
             if rm is None or rm.state != "Running":
                 raise ConfigError(self._refuse(request.rm_id), "rmID")
-            rm.config_text = request.config
             wanted = {pc.name: pc for pc in config.partitions}
+            for name, pc in wanted.items():
+                existing = rm.partitions.get(name)
+                if existing is not None and existing.state != "Stopped":
+                    existing.check_update(pc)
+            rm.config_text = request.config
             for name, pc in wanted.items():
                 partition = rm.partitions.get(name)
                 if partition is None or partition.state == "Stopped":
@@ -253,14 +290,14 @@ class Scheduler:
                 self._ignored(request.rm_id, len(request.remove), "application removals")
                 return
             for add in request.new:
-                partition = rm.partitions.get(add.partition_name)
+                partition = self._partition(rm, add.partition_name)
                 if partition is None:
                     self._core.reject_app(rm.id, add.application_id,
                                           f"partition {add.partition_name} does not exist")
                     continue
                 partition.add_application(add)
             for remove in request.remove:
-                partition = rm.partitions.get(remove.partition_name)
+                partition = self._partition(rm, remove.partition_name)
                 if partition is None or not partition.remove_application(remove.application_id):
                     self._core.event(rm.id, si.EventRecordType.APP, remove.application_id,
                                      "removal of an unknown application ignored")
@@ -310,7 +347,7 @@ class Scheduler:
                                   + len(releases.allocation_asks_to_release), "releases")
                 return
             for ask in request.asks:
-                partition = rm.partitions.get(ask.partition_name)
+                partition = self._partition(rm, ask.partition_name)
                 if partition is None:
                     self._core.reject_ask(rm.id, ask.application_id, ask.allocation_key,
                                           f"partition {ask.partition_name} does not exist")
@@ -319,13 +356,13 @@ class Scheduler:
             releases = request.releases
             if releases is not None:
                 for ask_rel in releases.allocation_asks_to_release:
-                    p = rm.partitions.get(ask_rel.partition_name)
+                    p = self._partition(rm, ask_rel.partition_name)
                     if p is None:
                         self._unknown_partition(rm.id, ask_rel.partition_name, "ask release")
                     else:
                         p.release_asks(ask_rel)
                 for rel in releases.allocations_to_release:
-                    p = rm.partitions.get(rel.partition_name)
+                    p = self._partition(rm, rel.partition_name)
                     if p is None:
                         self._unknown_partition(rm.id, rel.partition_name, "release")
                     else:

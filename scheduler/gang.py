@@ -45,6 +45,7 @@ class GangFlows:
         def _drop_ask(self, ask: Ask, why: str) -> None: ...
         def _allocate(self, app: Application, ask: Ask, node: Node) -> Allocation: ...
         def _after_release(self, app: Application) -> None: ...
+        def _gang_waiting(self, app: Application) -> bool: ...
 
     @staticmethod
     def _check_placeholder_room(
@@ -82,6 +83,10 @@ class GangFlows:
             return
         ask.parked_on = ""
         if ask.state != "Pending" or app.state not in ("Accepted", "Running", "Completing"):
+            return
+        if self._gang_waiting(app):
+            self._set_scheduling_state(
+                ask, SS.SKIPPED, "waiting for the gang's placeholder asks to be allocated")
             return
         if not self._headroom(app, ask):
             self._set_scheduling_state(ask, SS.SKIPPED, "queue quota reached")

@@ -118,6 +118,7 @@ class Allocation:
         "replaces",
         "replacing_key",
         "resource",
+        "seq",
         "state",
         "tags",
         "task_group",
@@ -151,6 +152,8 @@ class Allocation:
         self.priority = priority
         self.tags = tags or {}
         self.recovered = recovered
+        # Creation order among everything the core sequences (asks included).
+        self.seq = 0
         # Set by recovery when the recovered allocation took its queue path over
         # a max or its node over capacity (the cluster already runs it).
         self.over_quota = False
@@ -264,15 +267,8 @@ class Application:
     def event_id(self) -> str:
         return self.id
 
-    def has_real_allocations(self) -> bool:
-        return any(not a.placeholder for a in self.allocations.values())
-
     def has_placeholders(self) -> bool:
         return any(a.placeholder for a in self.allocations.values())
-
-    def ordered_pending(self) -> list[Ask]:
-        """Pending asks, highest priority first, then in arrival order."""
-        return list(self.pending_asks.values())
 
     def __repr__(self) -> str:
         return f"Application({self.id} {self.state})"

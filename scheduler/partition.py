@@ -21,6 +21,7 @@ from . import si
 from .config import APPLICATION_SORT_POLICY, PartitionConfig, QueueConfig, parse_acl
 from .context import CoreContext
 from .dump import dump_partition
+from .errors import ConfigError
 from .gang import GangFlows
 from .objects import (
     LIVE_APP_STATES,
@@ -43,6 +44,7 @@ COMPLETING_TIMEOUT = 30.0
 TERMINATED_RETENTION = 3 * 24 * 3600.0
 
 NOTHING, ALLOCATED, PROGRESS = 0, 1, 2
+SCHEDULABLE_APP_STATES = ("Accepted", "Running", "Completing")
 
 CONFIRM_TRIGGERS = {
     TT.TIMEOUT: "expire",
@@ -78,6 +80,7 @@ class Partition(GangFlows):
         # Largest room any schedulable node could ever offer (capacity - occupied),
         # per type; None when a node changed and it must be recomputed.
         self._ceiling: Resource | None = None
+        self._configured_leaf: dict[str, bool] = {}
         self.apply_config(config, initial=True)
 
     @property
@@ -96,6 +99,7 @@ class Partition(GangFlows):
         self.node_order.set_policy(policy.type or "fair", policy.resourceweights or None)
         self.placement_rules = list(config.placementrules)
         seen: set[str] = set()
+        self._configured_leaf = {}
         root_cfg = config.queues[0]
         self._apply_queue(root_cfg, None, seen)
         if initial:
@@ -105,6 +109,29 @@ class Partition(GangFlows):
             if queue.state == "Active" and queue.managed:
                 self.core.fire(queue, "remove", self.rm_id)
         self.cleanup_queues()
+        # A parent whose children all went becomes the leaf the configuration says.
+        for path, leaf in self._configured_leaf.items():
+            q = self.queues.get(path)
+            if q is not None and q.is_leaf != leaf and not q.children and not q.apps:
+                q.is_leaf = leaf
+
+    def check_update(self, config: PartitionConfig) -> None:
+        """Refuse, before anything changes, an update the running state can not take.
+
+        A leaf queue that holds applications can not become a parent: its
+        applications would sit in a parent queue, which is never scheduled.
+        """
+        def walk(cfg: QueueConfig, prefix: str) -> None:
+            path = f"{prefix}.{cfg.name}" if prefix else cfg.name
+            queue = self.queues.get(path)
+            if queue is not None and queue.is_leaf and queue.apps and (cfg.queues or cfg.parent):
+                raise ConfigError(
+                    f"queue {path} holds {len(queue.apps)} application(s) and can not become "
+                    "a parent queue", f"partitions[{self.name}]")
+            for child in cfg.queues:
+                walk(child, path)
+
+        walk(config.queues[0], "")
 
     def _apply_queue(self, cfg: QueueConfig, parent: Queue | None, seen: set[str]) -> None:
         path = cfg.name if parent is None else f"{parent.path}.{cfg.name}"
@@ -120,6 +147,7 @@ class Partition(GangFlows):
         queue.managed = True
         if queue.is_leaf != is_leaf and not queue.apps and not queue.children:
             queue.is_leaf = is_leaf
+        self._configured_leaf[path] = is_leaf
         seen.add(path)
         queue.max = dict(cfg.resources.max) if cfg.resources.max else None
         queue.guaranteed = dict(cfg.resources.guaranteed) if cfg.resources.guaranteed else None
@@ -240,8 +268,9 @@ class Partition(GangFlows):
                 return f"queue {path} does not exist"
             if not queue.is_leaf:
                 return f"queue {path} is a parent queue; applications go to leaf queues"
-        if queue.state != "Active":
-            return f"queue {queue.path} is {queue.state.lower()}"
+        for q in queue.ancestry():
+            if q.state != "Active":
+                return f"queue {q.path} is {q.state.lower()}"
         if not self._acl_allows(queue, app.user, app.groups):
             return f"user {app.user!r} is not allowed to submit to queue {path}"
         style = req.gang_scheduling_style or "Soft"
@@ -249,13 +278,20 @@ class Partition(GangFlows):
             return f"gang scheduling style {req.gang_scheduling_style!r} is not Hard or Soft"
         app.gang_style = style
         if res.any_positive(app.placeholder_ask):
-            if queue.sort_policy == "fair":
+            policy = queue.sort_policy
+            limits = [(q.path, q.max) for q in queue.ancestry() if q.max is not None]
+            template = queue.child_template if len(placement.create) == 1 else None
+            if template is not None:
+                policy = _sort_policy({**queue.properties, **template.properties})
+                if template.resources.max:
+                    limits.insert(0, (path, dict(template.resources.max)))
+            if policy == "fair":
                 return (f"queue {path} sorts applications fair; gang applications need "
                         "fifo or stateaware (001 'Handling queue with a FAIR sort policy')")
-            for q in queue.ancestry():
-                if q.max is not None and not res.fits_with(app.placeholder_ask, {}, q.max):
+            for where, mx in limits:
+                if not res.fits_with(app.placeholder_ask, {}, mx):
                     return (f"placeholder ask {res.to_str(app.placeholder_ask)} is larger than "
-                            f"the max {res.to_str(q.max)} of queue {q.path}")
+                            f"the max {res.to_str(mx)} of queue {where}")
         return ""
 
     def _create_queues(self, paths: tuple[str, ...]) -> None:
@@ -318,6 +354,9 @@ class Partition(GangFlows):
         self.core.outbox(self.rm_id).app_updated.append(
             (app.id, app.state, app.state_since, message))
         self._update_running_count(app)
+        if app.state not in SCHEDULABLE_APP_STATES and self.reservations:
+            for app_id, key in [k for k in self.reservations if k[0] == app.id]:
+                self._cancel_reservation(app_id, key)
 
     def _start_app_timer(self, app: Application, delay: float, kind: str) -> None:
         self.core.schedule_timer(delay, kind, app, app.timer_token)
@@ -326,13 +365,14 @@ class Partition(GangFlows):
         """Keep ``running_apps`` on the queue path for ``maxapplications``.
 
         An application counts while it is tracked, live, and has started: it
-        holds allocations or is Running (YuniKorn counts it from its first
-        allocation until it leaves Running).
+        holds allocations, or is Running or Completing (a completing
+        application may run again at any time, so it keeps its slot; YuniKorn
+        frees the slot on Completing and can then exceed the limit).
         """
         counts = (
             app.id in self.apps and self.apps[app.id] is app
             and app.state in LIVE_APP_STATES
-            and (bool(app.allocations) or app.state == "Running")
+            and (bool(app.allocations) or app.state in ("Running", "Completing"))
         )
         if counts != app.counted_running and app.queue is not None:
             delta = 1 if counts else -1
@@ -392,6 +432,11 @@ class Partition(GangFlows):
         ask.allocated_count = allocated_before
         ask.pending_repeats = msg.max_allocations - allocated_before
         self._add_pending(app, ask)
+        if ask.placeholder and self.reservations:
+            # The gang's real asks wait for its placeholders again: free their nodes.
+            for app_id, key in [k for k in self.reservations if k[0] == app.id]:
+                if not app.asks[key].placeholder:
+                    self._cancel_reservation(app_id, key)
         if app.state == "New":
             self._fire_app(app, "accept")
         elif app.state == "Completing":
@@ -621,12 +666,13 @@ class Partition(GangFlows):
         for i, a in enumerate(info.existing_allocations):
             where = f"existingAllocations[{i}]"
             app = self.apps.get(a.application_id)
-            if app is None or app.state not in LIVE_APP_STATES or app.queue is None:
+            if app is None or app.state not in ("New", *SCHEDULABLE_APP_STATES) \
+                    or app.queue is None:
                 return (f"{where}: application {a.application_id} is not known or not live; "
                         "the RM must add applications before their nodes")
             if not a.uuid:
                 return f"{where}: a recovered allocation needs its uuid"
-            if a.uuid in self.allocations or a.uuid in seen:
+            if self.core.uuid_taken(a.uuid) or a.uuid in seen:
                 return f"{where}: allocation uuid {a.uuid} already exists"
             if a.node_id and a.node_id != info.node_id:
                 return f"{where}: allocation is for node {a.node_id}, not {info.node_id}"
@@ -754,6 +800,12 @@ class Partition(GangFlows):
         node = self.reservations.pop((app_id, key), None)
         if node is not None:
             node.reservation = None
+            # The node is open to every ask again: what failed earlier in this
+            # scheduling call may fit now, so the call's memos no longer hold.
+            self._failed = set()
+            self._exhausted = set()
+            self._failed_shapes = res.ShapeMemo()
+            self._unreservable = res.ShapeMemo()
 
     def _cancel_node_reservation(self, node: Node) -> None:
         if node.reservation is not None:
@@ -761,10 +813,21 @@ class Partition(GangFlows):
 
     def _reservation_still_valid(self, ask: Ask | None, node: Node) -> bool:
         return (
-            ask is not None and ask.state == "Pending" and node.schedulable
-            and node.id in self.nodes
+            ask is not None and ask.state == "Pending" and self._may_schedule(ask.app, ask)
+            and node.schedulable and node.id in self.nodes
             and res.fits(ask.resource, res.sub(node.capacity, node.occupied))
         )
+
+    @staticmethod
+    def _gang_waiting(app: Application) -> bool:
+        """``001``: real asks wait while the application has placeholder asks pending."""
+        return bool(app.placeholder_ask) and any(
+            k.placeholder for k in app.pending_asks.values())
+
+    def _may_schedule(self, app: Application, ask: Ask) -> bool:
+        """Whether the cycle may place this ask at all right now (room aside)."""
+        return (app.state in SCHEDULABLE_APP_STATES and not ask.parked_on
+                and (ask.placeholder or not self._gang_waiting(app)))
 
     # -------------------------------------------------------------- scheduling
     def schedule(self) -> int:
@@ -817,7 +880,7 @@ class Partition(GangFlows):
         failed = self._failed
         exhausted = self._exhausted
         for app in ordered_apps(queue, self.capacity):
-            if app.state not in ("Accepted", "Running", "Completing") or app.id in exhausted:
+            if app.state not in SCHEDULABLE_APP_STATES or app.id in exhausted:
                 continue
             if not self._can_start(app):
                 for ask in app.pending_asks.values():
@@ -826,12 +889,12 @@ class Partition(GangFlows):
                 continue
             # 001 "Scheduler logic changes": real asks wait until every placeholder
             # ask of the application is allocated ("ignored as a safety precaution").
-            gang_pending = bool(app.placeholder_ask) and any(
-                k.placeholder for k in app.pending_asks.values())
-            for ask in app.pending_asks.values():
+            gang_pending = self._gang_waiting(app)
+            for ask in list(app.pending_asks.values()):
                 if ask.parked_on or (app.id, ask.key) in failed:
                     continue
                 if gang_pending and not ask.placeholder:
+                    self._cancel_reservation(app.id, ask.key)
                     self._set_scheduling_state(
                         ask, SS.SKIPPED, "waiting for the gang's placeholder asks to be allocated")
                     continue
@@ -931,9 +994,10 @@ class Partition(GangFlows):
 
     def _allocate(self, app: Application, ask: Ask, node: Node) -> Allocation:
         core = self.core
-        uuid = core.new_uuid(app.id, ask.key, self.allocations.__contains__)
+        uuid = core.new_uuid(app.id, ask.key)
         alloc = Allocation(uuid, app, ask.key, node, ask.resource, core.clock.now(),
                            ask.placeholder, ask.task_group, ask.priority, ask.tags)
+        alloc.seq = core.next_seq()
         self._bind(alloc)
         self._consume_repeat(app, ask)
         if self.reservations:

@@ -98,13 +98,11 @@ def _resolve(rule: PlacementRuleConfig, queue_name: str, user: str, groups: Sequ
         return None
     if proposed == ROOT or proposed.startswith(ROOT + ".") or rule.parent is None:
         path = qualify(proposed)
-        parent_create: tuple[str, ...] = ()
     else:
         parent = _resolve_parent(rule.parent, queue_name, user, groups, tags, lookup)
         if parent is None:
             return None
         path = f"{parent.path}.{proposed}"
-        parent_create = parent.create
     parts = path.split(".")
     if not all(QUEUE_NAME.fullmatch(p) for p in parts):
         return None
@@ -113,7 +111,7 @@ def _resolve(rule: PlacementRuleConfig, queue_name: str, user: str, groups: Sequ
         return Placement(path) if found.is_leaf else None
     if not rule.create:
         return None
-    missing: list[str] = list(parent_create)
+    missing: list[str] = []
     for depth in range(2, len(parts) + 1):
         prefix = ".".join(parts[:depth])
         info = lookup(prefix)
@@ -122,6 +120,7 @@ def _resolve(rule: PlacementRuleConfig, queue_name: str, user: str, groups: Sequ
                 missing.append(prefix)
         elif info.is_leaf and prefix != path:
             return None
+    missing.sort(key=lambda p: p.count("."))
     return Placement(path, tuple(missing))
 
 
@@ -140,7 +139,15 @@ def _resolve_parent(rule: PlacementRuleConfig, queue_name: str, user: str,
         return None if found.is_leaf else Placement(path)
     if not rule.create:
         return None
-    return Placement(path, (path,))
+    parts = path.split(".")
+    missing = []
+    for depth in range(2, len(parts) + 1):
+        info = lookup(".".join(parts[:depth]))
+        if info is None:
+            missing.append(".".join(parts[:depth]))
+        elif info.is_leaf:
+            return None
+    return Placement(path, tuple(missing))
 
 
 def place(rules: Sequence[PlacementRuleConfig], queue_name: str, user: str,

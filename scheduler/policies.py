@@ -142,7 +142,7 @@ def _state_aware(apps: list[Application], queue: Queue) -> list[Application]:
         if app.state in ("Running", "Completing") or (
                 app.state == "Accepted" and app.allocations):
             out.append(app)
-        elif not starting and not admitted:
+        elif app.state == "Accepted" and not starting and not admitted:
             out.append(app)
             admitted = True
     return out

@@ -19,11 +19,6 @@ Resource = dict[str, int]
 ResourceView = Mapping[str, int]
 
 
-def zero() -> Resource:
-    """A fresh empty (all-zero) resource."""
-    return {}
-
-
 def copy(r: ResourceView) -> Resource:
     """A copy without zero entries, so equal resources compare equal as dicts."""
     return {k: v for k, v in r.items() if v}

@@ -113,9 +113,32 @@ def test_maxapplications_waiting_app_starts_when_running_one_finishes() -> None:
     env.ask("app-2", "k", 10)
     env.schedule()
     env.release("app-1", env.uuids("app-1")[0])
-    assert env.schedule() == 1
+    # app-1 waits in Completing and keeps its slot (it may run again) ...
+    assert env.app_state("app-1") == "Completing"
+    assert env.schedule() == 0
+    assert env.uuids("app-2") == []
+    # ... until the completing timeout completes it: then app-2 starts.
+    assert env.advance(30) == 1
+    assert env.app_state("app-1") == "Completed"
     assert env.uuids("app-2") != []
     assert env.app_state("app-2") == "Running"
+
+
+def test_maxapplications_holds_when_a_completing_app_runs_again() -> None:
+    """A completing application that gets a new ask comes back without exceeding the limit."""
+    env = Env(MAXAPPS)
+    env.add_node("node-1", 1000)
+    env.add_app("app-1")
+    env.add_app("app-2")
+    env.ask("app-1", "k", 10)
+    env.ask("app-2", "k", 10)
+    env.schedule()
+    env.release("app-1", env.uuids("app-1")[0])
+    env.schedule()
+    env.ask("app-1", "k2", 10)
+    assert env.app_state("app-1") == "Running"
+    assert env.schedule() == 1
+    assert env.uuids("app-2") == [], "app-2 must still wait: app-1 holds the only slot"
 
 
 def test_maxapplications_waiting_app_starts_when_running_one_is_removed() -> None:
