@@ -232,14 +232,31 @@ def _leaves(queues: list[QueueConfig], prefix: str = "") -> tuple[list[str], lis
     return leaves, parents
 
 
-def _with_max_memory(config: SchedulerConfig, factor: float) -> str:
+def _with_max_memory(config: SchedulerConfig, factor: float,
+                     removed: frozenset[str] = frozenset()) -> str:
     """The same configuration with every memory quantity scaled (rounded down, >= 1).
 
     Queue max and guaranteed and every limit's maxresources scale together, so
     each ordering the validator checks (guaranteed <= max, child <= parent,
-    children's guaranteed sum, limits within the queue) is preserved.
+    children's guaranteed sum, limits within the queue) is preserved. Queues
+    whose path is in ``removed`` are left out (the first partition's tree).
     """
     data = config.model_dump(mode="python", exclude_defaults=True)
+
+    def prune(queues: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
+        kept = []
+        for q in queues:
+            path = f"{prefix}.{q['name']}" if prefix else q["name"]
+            if path in removed:
+                continue
+            if "queues" in q:
+                q["queues"] = prune(q["queues"], path)
+            kept.append(q)
+        return kept
+
+    if removed:
+        first = data["partitions"][0]
+        first["queues"] = prune(first["queues"], "")
 
     def scale(resources: dict[str, Any]) -> None:
         for name, value in list(resources.items()):
@@ -290,6 +307,9 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
     fair_leaves = [(leaf, user) for leaf, user in submittable
                    if _policy(chains[leaf]) == "fair"]
     bad_queues = [*parents, "root.nosuchqueue"]
+    # Leaves a reload may remove without turning their parent into a leaf.
+    removable = [leaf for leaf in leaves
+                 if len(chains[leaf]) > 1 and len(chains[leaf][1].queues) > 1]
 
     class SchedulerMachine(CheckerMachine):
         """Rules a shim and its cluster can do; every invariant after every step."""
@@ -307,6 +327,8 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
             self.config = config
             self.next_id = 0
             self.nodes: dict[str, dict[str, int]] = {}
+            self.factor = 1.0
+            self.removed: set[str] = set()
             self.peak_running = 0
             self.peak_releasing = 0
 
@@ -390,8 +412,12 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
             queue, (user, groups) = choice
             app_id = self._new_id("app-")
             accepted = self._submit(app_id, queue, user, groups, partition_name)
-            assert accepted or not strict, \
-                f"{user} may submit to {queue} but {app_id} was not accepted"
+            if queue in self.removed:
+                assert not accepted or not strict, \
+                    f"{app_id} was accepted into removed queue {queue}"
+            else:
+                assert accepted or not strict, \
+                    f"{user} may submit to {queue} but {app_id} was not accepted"
 
         @rule(kind=st.sampled_from(["queue", "acl", "duplicate", "partition", "resubmit",
                                     "gang_fair", "gang_style"]),
@@ -424,7 +450,7 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
             elif kind == "resubmit" and finished and submittable:
                 app_id = data.draw(st.sampled_from(finished))
                 accepted = self._submit(app_id, queue, user, groups, partition)
-                assert accepted or not strict, \
+                assert accepted or not strict or queue in self.removed, \
                     f"finished application {app_id} could not be submitted again"
                 return
             else:
@@ -471,7 +497,7 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
             total = {"memory": sum(n * size for n, size in groups),
                      "vcore": sum(n for n, _size in groups) * CORE}
             app_id = self._new_id("gang-")
-            fits = self._fits_path_max(queue, total)
+            fits = queue not in self.removed and self._fits_path_max(queue, total)
             accepted = self._submit(
                 app_id, queue, user, user_groups, partition_name,
                 placeholder_ask=si.Resource.of(**total), gang_scheduling_style=style,
@@ -729,8 +755,43 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
         # -- configuration ------------------------------------------------
         @rule(factor=st.sampled_from([0.25, 0.5, 1.0, 2.0]))
         def update_config(self, factor: float) -> None:
+            """Hot reload that raises or lowers every quota."""
             self._count("update_config")
-            self.config_text = _with_max_memory(self.config, factor)
+            self.factor = factor
+            self._reload()
+
+        @precondition(lambda self: bool(removable))
+        @rule(data=st.data())
+        def reshape_config(self, data: st.DataObject) -> None:
+            """Hot reload that removes a leaf (it drains) or configures it again."""
+            leaf = data.draw(st.sampled_from(removable))
+            if leaf in self.removed:
+                self._count("reshape_config:restore")
+                self.removed.discard(leaf)
+            else:
+                self._count("reshape_config:remove")
+                self.removed.add(leaf)
+            before = self._dump()
+            try:
+                self._reload()
+            except ConfigError:
+                # e.g. a placement rule names the removed queue: refused, nothing changed
+                self._count("reshape_config:refused")
+                self.removed ^= {leaf}
+                self.config_text = _with_max_memory(self.config, self.factor,
+                                                    frozenset(self.removed))
+                assert self._dump() == before, "a refused reload changed the state"
+                return
+            queues = {q["path"]: q["state"] for p in self.api.state_dump()["partitions"]
+                      for q in p["queues"]}
+            if leaf in self.removed:
+                assert queues.get(leaf, "gone") in ("Draining", "gone"), queues.get(leaf)
+            else:
+                assert queues.get(leaf) == "Active", queues.get(leaf)
+
+        def _reload(self) -> None:
+            self.config_text = _with_max_memory(self.config, self.factor,
+                                                frozenset(self.removed))
             self.api.update_configuration(si.UpdateConfigurationRequest(
                 rm_id=RM_ID, config=self.config_text))
 
