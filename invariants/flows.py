@@ -17,8 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import statemachines
 from scheduler import ManualClock, Scheduler, si
 from scheduler.testing import RecordingShim
+from statemachines.diagrams import mermaid_block
 
 from .lifecycle import LifecycleRecorder
 from .registry import CheckContext, check_all
@@ -281,4 +283,8 @@ def render(traces: list[Trace] | None = None) -> str:
             out.append(f"  {src}{arrow}{dst}: {text.replace(';', ',')}")
         out += ["```", "", "Application states reported: "
                 + (" -> ".join(t.states) if t.states else "(none)") + "."]
-    return "\n".join(out) + "\n"
+    out += ["", "## The lifecycles these flows move through", "",
+            "Generated from `statemachines/` (full tables in `docs/diagrams/`).", ""]
+    for lc in (statemachines.APPLICATION, statemachines.ALLOCATION, statemachines.ASK):
+        out += [f"### `{lc.name}`", "", lc.description, "", mermaid_block(lc).rstrip(), ""]
+    return "\n".join(out).rstrip() + "\n"
