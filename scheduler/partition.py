@@ -354,9 +354,8 @@ class Partition(GangFlows):
         self.core.outbox(self.rm_id).app_updated.append(
             (app.id, app.state, app.state_since, message))
         self._update_running_count(app)
-        if app.state not in SCHEDULABLE_APP_STATES and self.reservations:
-            for app_id, key in [k for k in self.reservations if k[0] == app.id]:
-                self._cancel_reservation(app_id, key)
+        if app.state not in SCHEDULABLE_APP_STATES:
+            self._cancel_app_reservations(app, real_only=False)
 
     def _start_app_timer(self, app: Application, delay: float, kind: str) -> None:
         self.core.schedule_timer(delay, kind, app, app.timer_token)
@@ -432,11 +431,9 @@ class Partition(GangFlows):
         ask.allocated_count = allocated_before
         ask.pending_repeats = msg.max_allocations - allocated_before
         self._add_pending(app, ask)
-        if ask.placeholder and self.reservations:
+        if ask.placeholder:
             # The gang's real asks wait for its placeholders again: free their nodes.
-            for app_id, key in [k for k in self.reservations if k[0] == app.id]:
-                if not app.asks[key].placeholder:
-                    self._cancel_reservation(app_id, key)
+            self._cancel_app_reservations(app, real_only=True)
         if app.state == "New":
             self._fire_app(app, "accept")
         elif app.state == "Completing":
@@ -720,9 +717,8 @@ class Partition(GangFlows):
             self._fire_app(app, "run")
         if placeholder and not app.placeholder_timer_started:
             self._start_placeholder_timer(app)
-        self.core.outbox(self.rm_id).events.append((
-            ET.REQUEST, alloc.uuid, app.id, f"allocation recovered on node {node.id}",
-            si.EventChangeType.ADD, int(self.core.clock.now() * 1e9)))
+        self.core.event(self.rm_id, ET.REQUEST, alloc.uuid,
+                        f"allocation recovered on node {node.id}", si.EventChangeType.ADD, app.id)
 
     def update_node(self, info: si.NodeInfo) -> None:
         node = self.nodes.get(info.node_id)
@@ -806,6 +802,12 @@ class Partition(GangFlows):
             self._exhausted = set()
             self._failed_shapes = res.ShapeMemo()
             self._unreservable = res.ShapeMemo()
+
+    def _cancel_app_reservations(self, app: Application, real_only: bool) -> None:
+        """Free every node reserved for the application (or for its real asks only)."""
+        for app_id, key in [k for k in self.reservations if k[0] == app.id]:
+            if not (real_only and app.asks[key].placeholder):
+                self._cancel_reservation(app_id, key)
 
     def _cancel_node_reservation(self, node: Node) -> None:
         if node.reservation is not None:
