@@ -10,7 +10,7 @@ a few (measured for the scheduling benchmark, see ``docs/performance.md``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -105,6 +105,7 @@ class Lifecycle:
         "initial",
         "machine",
         "name",
+        "state_sets",
         "state_specs",
         "states",
         "transitions",
@@ -118,6 +119,7 @@ class Lifecycle:
         initial: str,
         states: Sequence[StateSpec],
         transitions: Sequence[TransitionSpec],
+        state_sets: Mapping[str, Iterable[str]] | None = None,
     ) -> None:
         self.name = name
         self.description = description
@@ -125,6 +127,9 @@ class Lifecycle:
         self.state_specs: dict[str, StateSpec] = {s.name: s for s in states}
         self.states: list[str] = [s.name for s in states]
         self.transitions: list[TransitionSpec] = list(transitions)
+        self.state_sets: dict[str, frozenset[str]] = {
+            key: frozenset(members) for key, members in (state_sets or {}).items()
+        }
         self._validate()
         self.triggers: list[str] = list(dict.fromkeys(t.trigger for t in self.transitions))
         self._table: dict[tuple[str, str], str] = {
@@ -162,6 +167,10 @@ class Lifecycle:
             if self.state_specs[t.source].final:
                 raise ValueError(f"{self.name}: final state {t.source} has an exit")
             seen.add((t.source, t.trigger))
+        for key, members in self.state_sets.items():
+            unknown = sorted(members - set(self.state_specs))
+            if unknown:
+                raise ValueError(f"{self.name}: state set {key} names undeclared {unknown}")
 
     def can(self, state: str, trigger: str) -> bool:
         """Whether ``trigger`` is allowed in ``state``."""

@@ -46,4 +46,8 @@ LIFECYCLE = Lifecycle(
         ("replace", ["Releasing"], "Replaced",
          f"{G}, 'Scheduler logic changes' step 4: the shim confirmed PLACEHOLDER_REPLACED"),
     ),
+    state_sets={"held": ["Allocated", "Releasing"]},
 )
+
+HELD = LIFECYCLE.state_sets["held"]
+"""Still bound to its node and counted (a release the core started is unconfirmed)."""
