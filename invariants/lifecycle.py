@@ -10,7 +10,7 @@ from scheduler import Scheduler
 from statemachines import TransitionRecord
 
 from .registry import CheckContext, Violation, invariant
-from .walk import stateful_objects
+from .view import stateful_objects
 
 CLEAN_EXITS = {("Failing", "Failed"), ("Completing", "Completed")}
 

@@ -8,8 +8,8 @@ this package is internal and may change between releases.
 from __future__ import annotations
 
 from . import si
+from .api import Scheduler
 from .clock import Clock, ManualClock, SystemClock
-from .core import Scheduler
 from .errors import ConfigError, SchedulerError
 
 __all__ = [

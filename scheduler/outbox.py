@@ -123,7 +123,7 @@ def _allocation_message(a: Allocation, shared: dict[int, si.Resource]) -> si.All
         priority=a.priority,
         node_id=a.node.id,
         application_id=a.app.id,
-        partition_name=a.app.partition.name,
+        partition_name=a.app.partition_name,
         task_group_name=a.task_group,
         placeholder=a.placeholder,
     )

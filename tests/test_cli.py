@@ -20,7 +20,7 @@ import pytest
 import invariants
 import statemachines
 from invariants.registry import REGISTRY, Invariant, Violation
-from invariants.walk import partitions
+from invariants.view import partitions
 from scheduler.cli import main
 
 DATA = Path(__file__).parent / "data" / "configs"

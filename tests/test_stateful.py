@@ -38,7 +38,7 @@ def test_checker_catches_a_stale_node_cache(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_checker_catches_a_lost_queue_update(monkeypatch: pytest.MonkeyPatch) -> None:
-    original = partition_module.Partition._unbind
+    original = partition_module.ledger.unbind
 
     def leaky_unbind(self: Any, alloc: Any) -> None:
         queue = alloc.app.queue
@@ -48,12 +48,12 @@ def test_checker_catches_a_lost_queue_update(monkeypatch: pytest.MonkeyPatch) ->
             queue.allocated.clear()
             queue.allocated.update(saved)
 
-    monkeypatch.setattr(partition_module.Partition, "_unbind", leaky_unbind)
+    monkeypatch.setattr(partition_module.ledger, "unbind", leaky_unbind)
     _run_expecting("accounting.queue")
 
 
 def test_checker_catches_a_state_set_without_a_trigger(monkeypatch: pytest.MonkeyPatch) -> None:
-    original = partition_module.Partition._maybe_wait
+    original = partition_module.appstate.maybe_wait
 
     def sloppy_wait(self: Any, app: Any) -> None:
         if app.state == "Running" and not app.pending_asks and not app.allocations:
@@ -61,5 +61,5 @@ def test_checker_catches_a_state_set_without_a_trigger(monkeypatch: pytest.Monke
             return
         original(self, app)
 
-    monkeypatch.setattr(partition_module.Partition, "_maybe_wait", sloppy_wait)
+    monkeypatch.setattr(partition_module.appstate, "maybe_wait", sloppy_wait)
     _run_expecting("lifecycle.legal")

@@ -1,4 +1,10 @@
-"""Read-only traversal of a scheduler's live objects, for the checks."""
+"""The checker's read-only view of a scheduler's live objects: the one door to its internals.
+
+Invariants and the model shim read the core's objects only through the
+functions here (an import-linter contract enforces it), so what the checker
+relies on of the core's internals is listed in one place. Nothing here
+changes an object; callers hold ``scheduler.lock`` while they read.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +12,30 @@ from collections.abc import Iterator
 from typing import Any
 
 from scheduler import Scheduler
-from scheduler.partition import Partition
+from scheduler.objects import Allocation, Application, Ask, Node, Queue
+from scheduler.partition import PartitionState
+
+__all__ = [
+    "Allocation",
+    "Application",
+    "Ask",
+    "Node",
+    "PartitionState",
+    "Queue",
+    "partitions",
+    "rms",
+    "stateful_objects",
+]
 
 
 def rms(scheduler: Scheduler) -> list[Any]:
+    """The registered resource managers (``.id``, ``.state``, ``.partitions``)."""
     return list(scheduler._rms.values())
 
 
-def partitions(scheduler: Scheduler) -> list[Partition]:
-    return scheduler.partitions()
+def partitions(scheduler: Scheduler) -> list[PartitionState]:
+    """Every partition of every RM, in registration order."""
+    return [p for rm in rms(scheduler) for p in rm.partitions.values()]
 
 
 def stateful_objects(scheduler: Scheduler) -> Iterator[tuple[str, Any, str]]:
