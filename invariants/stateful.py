@@ -18,7 +18,6 @@ from __future__ import annotations
 import copy
 import json
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from hypothesis import strategies as st
@@ -26,10 +25,11 @@ from hypothesis import target
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from scheduler import ConfigError, ManualClock, Scheduler, si
-from scheduler.config import QueueConfig, SchedulerConfig, parse_config
 
-from .lifecycle import LifecycleRecorder
+from .plan import CORE, Plan, with_max_memory
+from .recorder import LifecycleRecorder
 from .registry import REGISTRY, CheckContext
+from .shim import ModelShim, ShimAsk
 
 RM_ID = "checker-rm"
 TT = si.TerminationType
@@ -65,10 +65,6 @@ partitions:
               application.sort.policy: stateaware
 """
 
-# The SI carries vcore in milli-cores (the config's "vcore: 20" is 20 cores):
-# one checker pod asks for one core.
-CORE = 1000
-USERS = [("alice", []), ("bob", ["admins"]), ("carol", [])]
 BAD_CONFIGS = [
     "partitions: [",
     "partitions:\n  - name: default\n    queues:\n      - name: root\n"
@@ -84,202 +80,6 @@ CONFIRM_MODES = ["none", "none", "first", "all", "all_twice"]
 DELAYS = [0.5, 5.0, 29.0, 31.0, 61.0, 900.0, 3 * 24 * 3600.0 + 1]
 
 
-@dataclass
-class ShimAsk:
-    """What the shim remembers of an ask it sent."""
-
-    app_id: str
-    key: str
-    memory: int
-    vcore: int
-    repeats: int
-    priority: int
-    timeout_ms: int
-    task_group: str = ""
-    placeholder: bool = False
-
-    def message(self, partition: str) -> si.AllocationAsk:
-        return si.AllocationAsk(
-            allocation_key=self.key, application_id=self.app_id, partition_name=partition,
-            resource_ask=si.Resource.of(memory=self.memory, vcore=self.vcore),
-            max_allocations=self.repeats, priority=self.priority,
-            execution_timeout_milli_seconds=self.timeout_ms, task_group_name=self.task_group,
-            placeholder=self.placeholder)
-
-
-@dataclass
-class ModelShim:
-    """The RM side: what it was told, what it runs, what it must confirm."""
-
-    view: dict[str, tuple[str, str]] = field(default_factory=dict)
-    alloc_info: dict[str, si.Allocation] = field(default_factory=dict)
-    to_confirm: list[si.AllocationRelease] = field(default_factory=list)
-    confirmed: list[si.AllocationRelease] = field(default_factory=list)
-    apps: dict[str, si.AddApplicationRequest] = field(default_factory=dict)
-    gangs: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
-    app_states: dict[str, str] = field(default_factory=dict)
-    rejected_apps: list[str] = field(default_factory=list)
-    rejected_asks: list[tuple[str, str]] = field(default_factory=list)
-    rejected_nodes: list[str] = field(default_factory=list)
-    accepted_nodes: list[str] = field(default_factory=list)
-    events: int = 0
-    core_releases: int = 0
-    reasons: list[str] = field(default_factory=list)
-    asks: dict[tuple[str, str], ShimAsk] = field(default_factory=dict)
-
-    # -- callback surface -------------------------------------------------
-    def update_allocation(self, response: si.AllocationResponse) -> None:
-        for a in response.new:
-            assert a.uuid not in self.view, f"allocation {a.uuid} announced twice"
-            self.view[a.uuid] = (a.application_id, a.node_id)
-            self.alloc_info[a.uuid] = a
-        for r in response.released:
-            if r.termination_type == TT.STOPPED_BY_RM:
-                self.view.pop(r.uuid, None)
-            else:
-                assert r.uuid in self.view, f"core released {r.uuid}, which the shim never ran"
-                assert all(x.uuid != r.uuid for x in self.to_confirm), \
-                    f"core released {r.uuid} twice"
-                self.to_confirm.append(r)
-                self.core_releases += 1
-        for ask_release in response.released_asks:
-            if ask_release.termination_type == TT.TIMEOUT:
-                self.asks.pop((ask_release.application_id, ask_release.allocation_key), None)
-        for k in response.rejected:
-            assert k.reason, "a rejection must say why"
-            self.rejected_asks.append((k.application_id, k.allocation_key))
-            self.reasons.append(k.reason)
-
-    def update_application(self, response: si.ApplicationResponse) -> None:
-        for a in response.accepted:
-            self.app_states[a.application_id] = "New"
-        for r in response.rejected:
-            assert r.reason, "a rejection must say why"
-            self.rejected_apps.append(r.application_id)
-        for u in response.updated:
-            self.app_states[u.application_id] = u.state
-
-    def update_node(self, response: si.NodeResponse) -> None:
-        for n in response.rejected:
-            assert n.reason, "a rejection must say why"
-            self.rejected_nodes.append(n.node_id)
-        self.accepted_nodes += [n.node_id for n in response.accepted]
-
-    def send_event(self, events: list[si.EventRecord]) -> None:
-        self.events += len(events)
-
-    def update_container_scheduling_state(
-        self, request: si.UpdateContainerSchedulingStateRequest
-    ) -> None:
-        assert request.state != si.SchedulingState.UNKNOWN_SCHEDULING_STATE
-
-
-def _chains(queues: list[QueueConfig], above: tuple[QueueConfig, ...] = ()
-            ) -> dict[str, tuple[QueueConfig, ...]]:
-    """Every queue path with its chain of configs from the queue up to root."""
-    out: dict[str, tuple[QueueConfig, ...]] = {}
-    for q in queues:
-        chain = (q, *above)
-        out[".".join(c.name for c in reversed(chain))] = chain
-        out.update(_chains(q.queues, chain))
-    return out
-
-
-def _allowed(chain: tuple[QueueConfig, ...], user: str, groups: list[str]) -> bool:
-    """YuniKorn's submit check, restated from the config: any level's submit or admin ACL."""
-    return any(acl.allows(user, groups) for q in chain for acl in (q.submit_acl, q.admin_acl))
-
-
-def _policy(chain: tuple[QueueConfig, ...]) -> str:
-    """The effective application sort policy: the nearest queue that sets it (inherited)."""
-    for q in chain:
-        if "application.sort.policy" in q.properties:
-            return q.sort_policy
-    return "fifo"
-
-
-def _users_for(chains: dict[str, tuple[QueueConfig, ...]]) -> list[tuple[str, list[str]]]:
-    """The checker's users, plus one per user and group the configuration's ACLs name."""
-    users = list(USERS)
-    seen_users = {u for u, _g in users}
-    seen_groups = {g for _u, gs in users for g in gs}
-    for path in sorted(chains):
-        q = chains[path][0]
-        for acl in (q.submit_acl, q.admin_acl):
-            for name in acl.sorted_users:
-                if name not in seen_users:
-                    seen_users.add(name)
-                    users.append((name, []))
-            for group in acl.sorted_groups:
-                if group not in seen_groups:
-                    seen_groups.add(group)
-                    users.append((f"member-of-{group}", [group]))
-    return users
-
-
-def _leaves(queues: list[QueueConfig], prefix: str = "") -> tuple[list[str], list[str]]:
-    leaves: list[str] = []
-    parents: list[str] = []
-    for q in queues:
-        path = f"{prefix}.{q.name}" if prefix else q.name
-        if q.is_parent:
-            parents.append(path)
-            sub_leaves, sub_parents = _leaves(q.queues, path)
-            leaves += sub_leaves
-            parents += sub_parents
-        else:
-            leaves.append(path)
-    return leaves, parents
-
-
-def _with_max_memory(config: SchedulerConfig, factor: float,
-                     removed: frozenset[str] = frozenset()) -> str:
-    """The same configuration with every memory quantity scaled (rounded down, >= 1).
-
-    Queue max and guaranteed and every limit's maxresources scale together, so
-    each ordering the validator checks (guaranteed <= max, child <= parent,
-    children's guaranteed sum, limits within the queue) is preserved. Queues
-    whose path is in ``removed`` are left out (the first partition's tree).
-    """
-    data = config.model_dump(mode="python", exclude_defaults=True)
-
-    def prune(queues: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
-        kept = []
-        for q in queues:
-            path = f"{prefix}.{q['name']}" if prefix else q["name"]
-            if path in removed:
-                continue
-            if "queues" in q:
-                q["queues"] = prune(q["queues"], path)
-            kept.append(q)
-        return kept
-
-    if removed:
-        first = data["partitions"][0]
-        first["queues"] = prune(first["queues"], "")
-
-    def scale(resources: dict[str, Any]) -> None:
-        for name, value in list(resources.items()):
-            if name == "memory":
-                resources[name] = max(1, int(value * factor))
-            elif name == "vcore":
-                resources[name] = f"{value}m"
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key in ("max", "guaranteed", "maxresources") and isinstance(value, dict):
-                    scale(value)
-                else:
-                    walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(data)
-    return json.dumps(data)
-
-
 class CheckerMachine(RuleBasedStateMachine):
     """The base of every machine :func:`make_machine` builds: run statistics per class."""
 
@@ -289,27 +89,13 @@ class CheckerMachine(RuleBasedStateMachine):
 
 def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
     """A state machine class bound to one queue configuration."""
-    config = parse_config(config_text)
-    partition_cfg = config.partitions[0]
-    partition_name = partition_cfg.name
-    leaves, parents = _leaves(partition_cfg.queues)
-    chains = _chains(partition_cfg.queues)
-    users = _users_for(chains)
-    # With placement rules the core may put an application elsewhere than the queue
-    # it names (or create one), so the checker's own ACL oracle only holds without them.
-    strict = not partition_cfg.placementrules
-    submittable = [(leaf, user) for leaf in leaves for user in users
-                   if _allowed(chains[leaf], user[0], user[1])]
-    forbidden = [(leaf, user) for leaf in leaves for user in users
-                 if not _allowed(chains[leaf], user[0], user[1])]
-    gang_choices = [(leaf, user) for leaf, user in submittable
-                    if _policy(chains[leaf]) != "fair"]
-    fair_leaves = [(leaf, user) for leaf, user in submittable
-                   if _policy(chains[leaf]) == "fair"]
-    bad_queues = [*parents, "root.nosuchqueue"]
-    # Leaves a reload may remove without turning their parent into a leaf.
-    removable = [leaf for leaf in leaves
-                 if len(chains[leaf]) > 1 and len(chains[leaf][1].queues) > 1]
+    plan = Plan.of(config_text)
+    config = plan.config
+    partition_name = plan.partition_name
+    leaves, users, strict = plan.leaves, plan.users, plan.strict
+    submittable, forbidden = plan.submittable, plan.forbidden
+    gang_choices, fair_leaves = plan.gang_choices, plan.fair_leaves
+    bad_queues, removable = plan.bad_queues, plan.removable
 
     class SchedulerMachine(CheckerMachine):
         """Rules a shim and its cluster can do; every invariant after every step."""
@@ -778,7 +564,7 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
                 # e.g. a placement rule names the removed queue: refused, nothing changed
                 self._count("reshape_config:refused")
                 self.removed ^= {leaf}
-                self.config_text = _with_max_memory(self.config, self.factor,
+                self.config_text = with_max_memory(self.config, self.factor,
                                                     frozenset(self.removed))
                 assert self._dump() == before, "a refused reload changed the state"
                 return
@@ -790,7 +576,7 @@ def make_machine(config_text: str = DEFAULT_CONFIG) -> type[CheckerMachine]:
                 assert queues.get(leaf) == "Active", queues.get(leaf)
 
         def _reload(self) -> None:
-            self.config_text = _with_max_memory(self.config, self.factor,
+            self.config_text = with_max_memory(self.config, self.factor,
                                                 frozenset(self.removed))
             self.api.update_configuration(si.UpdateConfigurationRequest(
                 rm_id=RM_ID, config=self.config_text))
