@@ -17,7 +17,7 @@ One concept per module; each imports only those listed before it:
 * :mod:`.paths`: how a ``ConfigError`` path names a value.
 * :mod:`.quantities`: resource quantities (``"4Gi"``, ``"500m"``) and resource maps.
 * :mod:`.acl`: the :class:`ACL` value object and :func:`parse_acl`.
-* :mod:`.models`: the pydantic schema, constants and defaults.
+* :mod:`.models`: the pydantic schema, constants and defaults, :func:`sort_policy`.
 * :mod:`.validate`: the semantic checks of YuniKorn's ``configvalidator.go``.
 * :mod:`.loader`: strict YAML loading and the entry points.
 """
@@ -44,6 +44,7 @@ from .models import (
     ResourcesConfig,
     SchedulerConfig,
     UserGroupResolverConfig,
+    sort_policy,
 )
 from .quantities import parse_quantity, parse_resource, parse_resources, parse_vcore
 
@@ -73,4 +74,5 @@ __all__ = [
     "parse_resource",
     "parse_resources",
     "parse_vcore",
+    "sort_policy",
 ]

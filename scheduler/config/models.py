@@ -72,7 +72,12 @@ class ResourcesConfig(_ConfigModel):
         return bool(self.guaranteed or self.max)
 
 
-def _sort_policy(properties: Mapping[str, str]) -> str:
+def sort_policy(properties: Mapping[str, str]) -> str:
+    """The application sort policy ``properties`` select: lower case, ``fifo`` when not set.
+
+    Public so that the partition, which applies a child template's properties
+    over its parent's before choosing, reads the policy the same way.
+    """
     return properties.get(APPLICATION_SORT_POLICY, "").lower() or "fifo"
 
 
@@ -86,7 +91,7 @@ class ChildTemplateConfig(_ConfigModel):
     @property
     def sort_policy(self) -> str:
         """``application.sort.policy`` in lower case; ``fifo`` when not set."""
-        return _sort_policy(self.properties)
+        return sort_policy(self.properties)
 
 
 class LimitConfig(_ConfigModel):
@@ -121,7 +126,7 @@ class QueueConfig(_ConfigModel):
     @property
     def sort_policy(self) -> str:
         """``application.sort.policy`` in lower case; ``fifo`` when not set."""
-        return _sort_policy(self.properties)
+        return sort_policy(self.properties)
 
     @property
     def submit_acl(self) -> ACL:
