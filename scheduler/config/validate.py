@@ -460,13 +460,11 @@ class _PartitionChecker:
         queues: list[QueueConfig],
         parent: QueueConfig | None,
     ) -> str:
-        target = ".".join(parts)
-        if not queues and parent is not None:
-            if not parent.is_parent:
-                return f"needs queues below the leaf queue {parent.name!r}"
-            return "" if create else f"references the missing queue {target!r} and create is false"
+        if not queues and parent is not None and not parent.is_parent:
+            return f"needs queues below the leaf queue {parent.name!r}"
         match = next((queue for queue in queues if queue.name.lower() == parts[0]), None)
         if match is None:
+            target = ".".join(parts)
             return "" if create else f"references the missing queue {target!r} and create is false"
         if len(parts) == 1:
             if dynamic and not match.is_parent:
@@ -485,7 +483,8 @@ class _PartitionChecker:
             policy.type = "fair"
         if policy.type not in NODE_SORT_POLICIES:
             raise ConfigError(
-                f"unknown node sort policy {policy.type!r} (known: fair, binpacking)",
+                f"unknown node sort policy {policy.type!r} "
+                f"(known: {', '.join(NODE_SORT_POLICIES)})",
                 f"{path}.type",
             )
         for name, weight in policy.resourceweights.items():
