@@ -22,9 +22,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .config import PlacementRuleConfig
+from .config import QUEUE_NAME_RE, PlacementRuleConfig
 
-QUEUE_NAME = re.compile(r"[a-zA-Z0-9_:#/@-]{1,64}")
 ROOT = "root"
 
 
@@ -104,7 +103,7 @@ def _resolve(rule: PlacementRuleConfig, queue_name: str, user: str, groups: Sequ
             return None
         path = f"{parent.path}.{proposed}"
     parts = path.split(".")
-    if not all(QUEUE_NAME.fullmatch(p) for p in parts):
+    if not all(QUEUE_NAME_RE.fullmatch(p) for p in parts):
         return None
     found = lookup(path)
     if found is not None:
@@ -132,7 +131,7 @@ def _resolve_parent(rule: PlacementRuleConfig, queue_name: str, user: str,
     if not proposed or not _filter_allows(rule, user, groups):
         return None
     path = qualify(proposed)
-    if not all(QUEUE_NAME.fullmatch(p) for p in path.split(".")):
+    if not all(QUEUE_NAME_RE.fullmatch(p) for p in path.split(".")):
         return None
     found = lookup(path)
     if found is not None:
