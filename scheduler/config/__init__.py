@@ -24,13 +24,13 @@ One concept per module; each imports only those listed before it:
 
 from __future__ import annotations
 
+from ..si import DEFAULT_PARTITION
 from .acl import ACL, parse_acl
 from .loader import load_config_file, parse_config
 from .models import (
     APPLICATION_SORT_POLICIES,
     APPLICATION_SORT_POLICY,
     DEFAULT_CONFIG_YAML,
-    DEFAULT_PARTITION,
     NODE_SORT_POLICIES,
     QUEUE_NAME_RE,
     ROOT_QUEUE,

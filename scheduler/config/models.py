@@ -18,7 +18,6 @@ from .quantities import ResourceMap
 from .scalars import YamlStr, scalar_text
 
 ROOT_QUEUE: Final = "root"
-DEFAULT_PARTITION: Final = "default"
 APPLICATION_SORT_POLICY: Final = "application.sort.policy"
 APPLICATION_SORT_POLICIES: Final = ("fifo", "fair", "stateaware")
 NODE_SORT_POLICIES: Final = ("fair", "binpacking")

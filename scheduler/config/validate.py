@@ -23,11 +23,11 @@ from typing import Final
 
 from scheduler.errors import ConfigError
 
+from ..si import DEFAULT_PARTITION
 from .acl import GROUP_NAME_RE, USER_NAME_RE, WILDCARD, parse_acl
 from .models import (
     APPLICATION_SORT_POLICIES,
     APPLICATION_SORT_POLICY,
-    DEFAULT_PARTITION,
     NODE_SORT_POLICIES,
     QUEUE_NAME_RE,
     ROOT_QUEUE,

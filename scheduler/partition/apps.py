@@ -12,6 +12,7 @@ from statemachines.application import LIVE
 
 from .. import resources as res
 from .. import si
+from ..config import sort_policy
 from ..objects import Application, Queue
 from ..placement import Placement, QueueInfo, place, qualify
 from . import appstate, asks, ledger, queues
@@ -98,7 +99,7 @@ def check_submission(
         limits = [(q.path, q.max) for q in queue.ancestry() if q.max is not None]
         template = queue.child_template if len(placement.create) == 1 else None
         if template is not None:
-            policy = queues.sort_policy({**queue.properties, **template.properties})
+            policy = sort_policy({**queue.properties, **template.properties})
             if template.resources.max:
                 limits.insert(0, (path, dict(template.resources.max)))
         if policy == "fair":

@@ -9,18 +9,12 @@ updates leave them alone and they go once empty.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from .. import si
-from ..config import APPLICATION_SORT_POLICY, PartitionConfig, QueueConfig, parse_acl
+from ..config import PartitionConfig, QueueConfig, parse_acl, sort_policy
 from ..errors import ConfigError
 from ..objects import Queue
 from . import ledger
 from .state import PartitionState
-
-
-def sort_policy(properties: Mapping[str, str]) -> str:
-    return properties.get(APPLICATION_SORT_POLICY, "").lower() or "fifo"
 
 
 def apply_config(p: PartitionState, config: PartitionConfig, initial: bool = False) -> None:

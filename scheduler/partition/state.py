@@ -19,7 +19,7 @@ from statemachines.application import LIVE
 
 from .. import resources as res
 from .. import si
-from ..config import PlacementRuleConfig
+from ..config import ROOT_QUEUE, PlacementRuleConfig
 from ..context import CoreContext
 from ..objects import Allocation, Application, Node, Queue
 from ..policies import NodeCollection
@@ -38,8 +38,8 @@ class PartitionState:
         self.rm_id = rm_id
         self.name = name
         self.state = self.LIFECYCLE.initial
-        self.root = Queue("root", None, is_leaf=False)
-        self.queues: dict[str, Queue] = {"root": self.root}
+        self.root = Queue(ROOT_QUEUE, None, is_leaf=False)
+        self.queues: dict[str, Queue] = {ROOT_QUEUE: self.root}
         self.apps: dict[str, Application] = {}
         self.nodes: dict[str, Node] = {}
         self.node_order = NodeCollection()
