@@ -104,17 +104,17 @@ class CoreContext:
 
     # -- rejections: the answer to the RM plus an event, always both ---------
     def reject_app(self, rm_id: str, app_id: str, reason: str) -> None:
-        self.outbox(rm_id).app_rejected.append((app_id, reason))
+        self.outbox(rm_id).app_rejected(app_id, reason)
         self.event(rm_id, si.EventRecordType.APP, app_id, f"rejected: {reason}",
                    si.EventChangeType.REMOVE)
 
     def reject_ask(self, rm_id: str, app_id: str, key: str, reason: str) -> None:
-        self.outbox(rm_id).rejected_asks.append((app_id, key, reason))
+        self.outbox(rm_id).ask_rejected(app_id, key, reason)
         self.event(rm_id, si.EventRecordType.REQUEST, key, f"rejected: {reason}",
                    si.EventChangeType.REMOVE, app_id)
 
     def reject_node(self, rm_id: str, node_id: str, reason: str) -> None:
-        self.outbox(rm_id).node_rejected.append((node_id, reason))
+        self.outbox(rm_id).node_rejected(node_id, reason)
         self.event(rm_id, si.EventRecordType.NODE, node_id, f"rejected: {reason}",
                    si.EventChangeType.REMOVE)
 

@@ -282,6 +282,7 @@ class Node:
         "occupied",
         "over_capacity_reason",
         "reservation",
+        "reserved_at",
         "sort_key",
         "state",
     )
@@ -301,8 +302,10 @@ class Node:
         self.allocated: Resource = {}
         self.available: Resource = res.sub(capacity, occupied)
         self.allocations: dict[str, Allocation] = {}
-        # At most one reservation per node: (application id, ask key).
+        # At most one reservation per node: (application id, ask key), and when it was
+        # made (a sequence number, comparable with Allocation.seq).
         self.reservation: tuple[str, str] | None = None
+        self.reserved_at = 0
         # Why the node may hold more than capacity - occupied: recovery or a shrink.
         self.over_capacity_reason = ""
         self.sort_key: tuple[float, str] = (0.0, node_id)

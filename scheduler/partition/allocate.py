@@ -26,6 +26,8 @@ def allocate(p: PartitionState, app: Application, ask: Ask, node: Node) -> Alloc
                        ask.placeholder, ask.task_group, ask.priority, ask.tags)
     alloc.seq = core.next_seq()
     ledger.bind(p, alloc)
+    box = core.outbox(p.rm_id)
+    box.allocated(alloc)
     ledger.consume_repeat(p, app, ask)
     if p.reservations:
         reservations.cancel(p, app.id, ask.key)
@@ -38,8 +40,6 @@ def allocate(p: PartitionState, app: Application, ask: Ask, node: Node) -> Alloc
         appstate.start_placeholder_timer(p, app)
     if ask.last_scheduling_state is not None and ask.last_scheduling_state != SS.SCHEDULED:
         set_scheduling_state(p, ask, SS.SCHEDULED, f"allocated on node {node.id}")
-    box = core.outbox(p.rm_id)
-    box.new.append(alloc)
     if core.emit_events:
         box.events.append((ET.REQUEST, uuid, app.id, f"allocated on node {node.id}",
                            si.EventChangeType.ADD, int(core.clock.now() * 1e9)))

@@ -48,9 +48,9 @@ def add_application(p: PartitionState, req: si.AddApplicationRequest) -> None:
         del p.apps[app_id]
     p.apps[app_id] = app
     if reason:
+        p.core.reject_app(p.rm_id, app_id, reason)
         appstate.fire_app(p, app, "reject", reason)
         appstate.start_app_timer(p, app, appstate.TERMINATED_RETENTION, "expire")
-        p.core.reject_app(p.rm_id, app_id, reason)
         return
     if isinstance(placement, Placement) and placement.create:
         queues.create(p, placement.create)
@@ -59,7 +59,7 @@ def add_application(p: PartitionState, req: si.AddApplicationRequest) -> None:
     app.admission = (queue.sort_policy, tuple(
         (q.path, dict(q.max)) for q in queue.ancestry() if q.max is not None))
     queue.apps[app_id] = app
-    p.core.outbox(p.rm_id).app_accepted.append(app_id)
+    p.core.outbox(p.rm_id).app_accepted(app_id)
     p.core.event(p.rm_id, ET.APP, app_id, f"added to queue {path}", si.EventChangeType.ADD)
 
 

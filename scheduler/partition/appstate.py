@@ -25,7 +25,7 @@ def fire_app(p: PartitionState, app: Application, trigger: str, message: str = "
         app.completing_timed_out = False
     app.state_since = p.core.clock.now()
     app.timer_token += 1
-    p.core.outbox(p.rm_id).app_updated.append((app.id, app.state, app.state_since, message))
+    p.core.outbox(p.rm_id).app_updated(app.id, app.state, app.state_since, message)
     ledger.update_running_count(p, app)
     if app.state not in SCHEDULABLE:
         reservations.cancel_app(p, app, real_only=False)

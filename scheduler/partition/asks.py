@@ -43,6 +43,11 @@ def add_ask(p: PartitionState, msg: si.AllocationAsk) -> None:
         reason = check_placeholder_room(app, msg, resource, allocated_before)
     if reason or app is None:
         p.core.reject_ask(p.rm_id, msg.application_id, msg.allocation_key, reason)
+        if app is not None:
+            # 002 "Lifecycle of AllocationAsk": Initial -> Rejected, "Rejected by Scheduler".
+            refused = Ask(app, msg.allocation_key, resource, msg.max_allocations, msg.priority,
+                          p.core.next_seq(), p.core.clock.now())
+            p.core.fire(refused, "reject", p.rm_id, app.id)
         return
     ask = Ask(
         app, msg.allocation_key, resource, msg.max_allocations, msg.priority,
@@ -128,6 +133,6 @@ def release_asks(p: PartitionState, rel: si.AllocationAskRelease) -> None:
     box = p.core.outbox(p.rm_id)
     for ask in asks:
         drop_ask(p, ask, "released by the RM")
-        box.released_asks.append((p.name, app.id, ask.key, TT.STOPPED_BY_RM,
-                                  rel.message or "ask released by the RM"))
+        box.ask_released(p.name, app.id, ask.key, TT.STOPPED_BY_RM,
+                         rel.message or "ask released by the RM")
     appstate.maybe_wait(p, app)

@@ -104,16 +104,19 @@ def placeholder_timeout(p: PartitionState, app: Application) -> None:
         return
     if not app.LIFECYCLE.can(app.state, "fail"):
         return
-    box = p.core.outbox(p.rm_id)
-    for ask in pending_ph:
-        asks.drop_ask(p, ask, "placeholder timeout")
-        box.released_asks.append((p.name, app.id, ask.key, TT.TIMEOUT,
-                                  "placeholder timeout: placeholder ask released"))
+    # One AllocationResponse in decision order: releases first, then the ask releases.
     release_placeholders(p, app, "placeholder timeout")
-    if app.gang_style == "Hard":
+    hard = app.gang_style == "Hard"
+    if hard:
         for alloc in list(app.allocations.values()):
             if alloc.state == "Allocated":
                 ledger.core_release(p, alloc, TT.TIMEOUT, "gang failed: placeholder timeout")
+    box = p.core.outbox(p.rm_id)
+    for ask in pending_ph:
+        asks.drop_ask(p, ask, "placeholder timeout")
+        box.ask_released(p.name, app.id, ask.key, TT.TIMEOUT,
+                         "placeholder timeout: placeholder ask released")
+    if hard:
         appstate.fire_app(p, app, "fail", "placeholder timeout (Hard)")
     elif app.LIFECYCLE.can(app.state, "resume"):
         appstate.fire_app(p, app, "resume", "placeholder timeout (Soft)")

@@ -129,8 +129,7 @@ def report_release(
     p: PartitionState, alloc: Allocation, ttype: si.TerminationType, msg: str
 ) -> None:
     """Tell the RM about a release, in this call's ``AllocationResponse.released``."""
-    p.core.outbox(p.rm_id).released.append(
-        (p.name, alloc.app.id, alloc.uuid, alloc.ask_key, ttype, msg))
+    p.core.outbox(p.rm_id).released(p.name, alloc.app.id, alloc.uuid, alloc.ask_key, ttype, msg)
 
 
 def core_release(

@@ -37,11 +37,11 @@ def add_node(p: PartitionState, info: si.NodeInfo) -> None:
     p.node_order.add(node)
     p.nodes_changed()
     res.add_into(p.capacity, capacity)
+    p.core.outbox(p.rm_id).node_accepted(node.id)
     for msg in info.existing_allocations:
         recover(p, node, msg)
     node.recompute_available("recovered allocations exceed the node's room")
     p.node_order.update(node)
-    p.core.outbox(p.rm_id).node_accepted.append(node.id)
     p.core.event(p.rm_id, ET.NODE, node.id, "node added", si.EventChangeType.ADD)
 
 

@@ -15,6 +15,7 @@ from .state import PartitionState
 
 def reserve(p: PartitionState, app: Application, ask: Ask, node: Node) -> None:
     node.reservation = (app.id, ask.key)
+    node.reserved_at = p.core.next_seq()
     p.reservations[(app.id, ask.key)] = node
     p.core.event(p.rm_id, si.EventRecordType.REQUEST, ask.key, f"reserved node {node.id}",
                  si.EventChangeType.ADD, app.id)
