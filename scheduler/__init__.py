@@ -14,7 +14,7 @@ from . import si
 from .api import Scheduler
 from .callback import ResourceManagerCallback
 from .clock import Clock, ManualClock, SystemClock
-from .errors import ConfigError, SchedulerError
+from .errors import ConfigError, SchedulerError, UnknownResourceManager
 
 __all__ = [
     "Clock",
@@ -24,5 +24,6 @@ __all__ = [
     "Scheduler",
     "SchedulerError",
     "SystemClock",
+    "UnknownResourceManager",
     "si",
 ]

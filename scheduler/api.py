@@ -27,7 +27,7 @@ from .config import DEFAULT_CONFIG_YAML, SchedulerConfig, parse_config
 from .context import CoreContext
 from .delivery import Dispatcher
 from .dump import dump_partition
-from .errors import ConfigError
+from .errors import ConfigError, UnknownResourceManager
 from .outbox import Delivery
 from .partition import Partition
 
@@ -40,7 +40,9 @@ class ResourceManager:
     """A registered RM: its callback, configuration and partitions."""
 
     LIFECYCLE: ClassVar[Lifecycle] = statemachines.RM
-    __slots__ = ("callback", "config_text", "id", "partitions", "policy_group", "state")
+    __slots__ = (
+        "callback", "config_text", "id", "partitions", "paused_at", "policy_group", "state"
+    )
 
     def __init__(
         self, rm_id: str, callback: ResourceManagerCallback, policy_group: str, config_text: str
@@ -51,6 +53,7 @@ class ResourceManager:
         self.policy_group = policy_group
         self.config_text = config_text
         self.partitions: dict[str, Partition] = {}
+        self.paused_at: float | None = None
 
     @property
     def event_id(self) -> str:
@@ -60,8 +63,25 @@ class ResourceManager:
 class Scheduler:
     """The scheduler core. Every public method is safe to call from several threads."""
 
-    def __init__(self, clock: Clock | None = None, *, emit_events: bool = True) -> None:
+    def __init__(
+        self,
+        clock: Clock | None = None,
+        *,
+        emit_events: bool = True,
+        rm_pause_timeout: float | None = None,
+    ) -> None:
+        """``rm_pause_timeout``: seconds a paused RM may stay paused before it is stopped.
+
+        The interface spec (``002`` "Lifecycle of RM-Scheduler communication")
+        draws ``Paused --timeout--> Stopped`` without a length and YuniKorn has
+        none, so it is off by default (``None``): a paused RM waits until it
+        registers again. With a timeout, the first ``schedule()`` at or after
+        it stops the RM and removes everything it owned, as an unregistration.
+        """
+        if rm_pause_timeout is not None and rm_pause_timeout < 0:
+            raise ValueError("rm_pause_timeout must be >= 0 seconds (or None for no timeout)")
         self.clock: Clock = clock if clock is not None else SystemClock()
+        self.rm_pause_timeout = rm_pause_timeout
         self._core = CoreContext(self.clock)
         self._core.emit_events = emit_events
         self._core.uuid_taken = self._uuid_taken
@@ -92,13 +112,12 @@ class Scheduler:
         return batch
 
     def _rm(self, rm_id: str) -> ResourceManager | None:
-        """The RM if it may send requests; otherwise None, after saying why."""
+        """The RM if it may send requests; None if it is paused or stopped (it is answered
+        through its callback); raises when it never registered (no callback to answer)."""
         rm = self._rms.get(rm_id)
-        if rm is not None and rm.state == "Running":
-            return rm
         if rm is None:
-            log.warning("request from resource manager %r ignored: it is not registered", rm_id)
-        return None
+            raise UnknownResourceManager(rm_id)
+        return rm if rm.state == "Running" else None
 
     def _refuse(self, rm_id: str) -> str:
         rm = self._rms.get(rm_id)
@@ -159,12 +178,26 @@ class Scheduler:
     def _parse(text: str) -> SchedulerConfig:
         return parse_config(text if text.strip() else DEFAULT_CONFIG_YAML)
 
-    def _drop_rm(self, rm: ResourceManager) -> None:
+    def _drop_rm(self, rm: ResourceManager, trigger: str = "shutdown") -> None:
         for partition in rm.partitions.values():
             partition.stop()
         rm.partitions.clear()
         if rm.state != "Stopped":
-            self._core.fire(rm, "shutdown", rm.id)
+            self._core.fire(rm, trigger, rm.id)
+
+    def _expire_paused(self) -> None:
+        """Stop every RM paused for longer than ``rm_pause_timeout`` (``002`` "timeout")."""
+        timeout = self.rm_pause_timeout
+        if timeout is None:
+            return
+        now = self.clock.now()
+        for rm in list(self._rms.values()):
+            if rm.state == "Paused" and rm.paused_at is not None \
+                    and now >= rm.paused_at + timeout:
+                self._drop_rm(rm, "time_out")
+                self._core.event(rm.id, si.EventRecordType.UNKNOWN_EVENTRECORD_TYPE, rm.id,
+                                 f"resource manager {rm.id} stopped: paused for {timeout:g} s "
+                                 "without registering again")
 
     def connection_lost(self, rm_id: str) -> None:
         """RM lifecycle Running -> Paused; its requests are refused until it re-registers."""
@@ -172,6 +205,7 @@ class Scheduler:
             rm = self._rms.get(rm_id)
             if rm is not None and rm.state == "Running":
                 self._core.fire(rm, "disconnect", rm.id)
+                rm.paused_at = self.clock.now()
 
     def unregister_resource_manager(self, rm_id: str) -> None:
         """Voluntary shutdown: the RM stops and everything it owned is removed."""
@@ -185,7 +219,9 @@ class Scheduler:
         config = self._parse(request.config)
         with self._transaction():
             rm = self._rms.get(request.rm_id)
-            if rm is None or rm.state != "Running":
+            if rm is None:
+                raise UnknownResourceManager(request.rm_id)
+            if rm.state != "Running":
                 raise ConfigError(self._refuse(request.rm_id), "rmID")
             wanted = {pc.name: pc for pc in config.partitions}
             for name, pc in wanted.items():
@@ -330,6 +366,7 @@ class Scheduler:
 
     def _schedule(self) -> int:
         with self._transaction(wake=False), self._delivery.cycle():
+            self._expire_paused()
             self._fire_timers()
             count = 0
             for rm in list(self._rms.values()):

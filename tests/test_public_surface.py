@@ -17,7 +17,7 @@ from scheduler.cli import build_parser
 
 SCHEDULER_EXPORTS = {
     "Clock", "ConfigError", "ManualClock", "ResourceManagerCallback", "Scheduler",
-    "SchedulerError", "SystemClock", "si",
+    "SchedulerError", "SystemClock", "UnknownResourceManager", "si",
 }
 STATEMACHINES_EXPORTS = {
     "ALLOCATION", "APPLICATION", "ASK", "LIFECYCLES", "NODE", "OBJECT", "RM",
