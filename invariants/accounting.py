@@ -209,7 +209,8 @@ def _references(ctx: CheckContext) -> Iterator[Violation]:
     "reservations.valid",
     "A reservation is held only on a schedulable node of the partition, for an ask "
     "that is still pending and fits the node's capacity - occupied; node and "
-    "partition agree on it.",
+    "partition agree on it; once a node is reserved, only the reserved ask is allocated "
+    "on it.",
     "004 'Implementation' (reserve room against fragmentation)",
     "A node is kept for an ask that can never use it: other work is blocked for nothing.",
 )
@@ -246,13 +247,23 @@ def _reservations(ctx: CheckContext) -> Iterator[Violation]:
                 yield Violation("reservations.valid", f"node {p.name}/{node.id}",
                                 f"records reservation {node.reservation} the partition "
                                 "does not know")
+            if node.reservation is None:
+                continue
+            taken = sorted(a.uuid for a in node.allocations.values()
+                           if a.seq > node.reserved_at and not a.recovered
+                           and (a.app.id, a.ask_key) != node.reservation)
+            if taken:
+                yield Violation("reservations.valid", f"node {p.name}/{node.id}",
+                                f"reserved for {node.reservation[0]}/{node.reservation[1]}, "
+                                f"yet {taken} were allocated on it after the reservation")
 
 
 @invariant(
     "application.state_agrees",
     "An application's state agrees with what it holds: New has no asks; Accepted holds "
-    "no real allocation; Completing has no pending ask and no real allocation; "
-    "Completed, Failed, Rejected and Expired hold no asks and no allocations.",
+    "no real allocation; Completing has no pending ask and no real allocation; Failing "
+    "is releasing everything it holds; Completed, Failed, Rejected and Expired hold no "
+    "asks and no allocations.",
     "001 'Application completion', 'Definition', 'Cleanup'",
     "The lifecycle and the accounting disagree: an application is reported finished "
     "while it still holds resources, or waits while it runs.",
@@ -273,6 +284,10 @@ def _app_state(ctx: CheckContext) -> Iterator[Violation]:
             if app.state not in LIVE and (app.pending_asks or app.allocations):
                 yield Violation("application.state_agrees", subject,
                                 f"{app.state} but still holds asks or allocations")
+            if app.state == "Failing" and any(a.state == "Allocated"
+                                              for a in app.allocations.values()):
+                yield Violation("application.state_agrees", subject,
+                                "Failing while an allocation is not being released")
 
 
 @invariant(

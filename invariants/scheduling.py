@@ -14,7 +14,7 @@ from statemachines.application import LIVE, SCHEDULABLE, STARTED
 
 from . import quantities as qty
 from .registry import CheckContext, Violation, invariant
-from .view import Application, PartitionState, Queue, partitions
+from .view import Application, PartitionState, Queue, partitions, rms
 
 
 def _holds_slot(app: Application) -> bool:
@@ -66,8 +66,13 @@ def _offered(queue: Queue) -> list[Application]:
     needs=("after_schedule",),
 )
 def _maximal(ctx: CheckContext) -> Iterator[Violation]:
+    running = {rm.id for rm in rms(ctx.scheduler) if rm.state == "Running"}
     for p in partitions(ctx.scheduler):
-        if p.predicates is not None or p.state == "Stopped":
+        if p.state == "Stopped" or p.rm_id not in running:
+            continue
+        # With a predicates callback the check needs the same function (the checker's).
+        passes = ctx.extra.get("predicate")
+        if p.predicates is not None and passes is None:
             continue
         nodes = sorted((n for n in p.nodes.values() if n.state == "Schedulable"),
                        key=lambda n: n.id)
@@ -90,6 +95,9 @@ def _maximal(ctx: CheckContext) -> Iterator[Violation]:
                         continue
                     for node in nodes:
                         if node.reservation not in (None, (app.id, ask.key)):
+                            continue
+                        if passes is not None and p.predicates is not None \
+                                and not passes(ask.key, node.id):
                             continue
                         if qty.fits(ask.resource, free[node.id]):
                             yield Violation(

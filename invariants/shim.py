@@ -1,105 +1,169 @@
-"""The model shim: the RM side of the checker, and the protocol checks on what it is told.
+"""What a shim knows: its applications, asks, nodes and running allocations, per RM.
 
-It keeps what a real shim would know (the allocations it runs, the releases
-it must confirm, the applications and asks it sent) and asserts, on every
-message the core sends, what the SI's protocol allows (``002`` "RM and
-scheduler updates"; ``001`` "AllocationRelease Response and Request").
+The knowledge is built only from the traffic: the requests the shim sent and
+the answers the core gave. The protocol monitor (``invariants/monitor.py``)
+keeps it and judges every message against it; the checker's rules read it
+to decide what a shim would do next (which allocation to release, which
+release to confirm). Nothing here reads the core.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from scheduler import si
 
-TT = si.TerminationType
+from . import model
+from . import quantities as qty
+
+PLACEHOLDER_TIMEOUT = 15 * 60.0
+COMPLETING_TIMEOUT = 30.0
+RETENTION = 3 * 24 * 3600.0
 
 
 @dataclass
-class ShimAsk:
-    """What the shim remembers of an ask it sent."""
+class AppView:
+    """An application the core accepted, as the shim sees it."""
 
-    app_id: str
+    id: str
+    partition: str
+    request: si.AddApplicationRequest
+    path: str
+    """The queue the checker's own placement reading put it in."""
+    state: str = "New"
+    gang: bool = False
+    style: str = "Soft"
+    placeholder_timeout: float = PLACEHOLDER_TIMEOUT
+    placeholder_start: float | None = None
+    """When its first placeholder was allocated in the current Accepted spell."""
+    placeholder_fired: bool = False
+    """The placeholder timer of this spell has fired (it fires once)."""
+    state_since: float = 0.0
+
+    @property
+    def live(self) -> bool:
+        return self.state not in ("Completed", "Failed", "Rejected", "Expired")
+
+
+@dataclass
+class AskView:
+    """An ask the shim sent and the core holds (a released ask is forgotten, like the core does)."""
+
+    app: str
     key: str
-    memory: int
-    vcore: int
-    repeats: int
-    priority: int
+    resource: dict[str, int]
+    max_allocations: int
+    placeholder: bool
+    task_group: str
     timeout_ms: int
-    task_group: str = ""
-    placeholder: bool = False
+    allocated: int = 0
 
-    def message(self, partition: str) -> si.AllocationAsk:
-        return si.AllocationAsk(
-            allocation_key=self.key, application_id=self.app_id, partition_name=partition,
-            resource_ask=si.Resource.of(memory=self.memory, vcore=self.vcore),
-            max_allocations=self.repeats, priority=self.priority,
-            execution_timeout_milli_seconds=self.timeout_ms, task_group_name=self.task_group,
-            placeholder=self.placeholder)
+    @property
+    def pending(self) -> int:
+        return self.max_allocations - self.allocated
 
 
 @dataclass
-class ModelShim:
-    """The RM side: what it was told, what it runs, what it must confirm."""
+class NodeView:
+    """A node the core accepted."""
 
-    view: dict[str, tuple[str, str]] = field(default_factory=dict)
-    alloc_info: dict[str, si.Allocation] = field(default_factory=dict)
-    to_confirm: list[si.AllocationRelease] = field(default_factory=list)
-    confirmed: list[si.AllocationRelease] = field(default_factory=list)
-    apps: dict[str, si.AddApplicationRequest] = field(default_factory=dict)
-    gangs: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
-    app_states: dict[str, str] = field(default_factory=dict)
-    rejected_apps: list[str] = field(default_factory=list)
-    rejected_asks: list[tuple[str, str]] = field(default_factory=list)
-    rejected_nodes: list[str] = field(default_factory=list)
-    accepted_nodes: list[str] = field(default_factory=list)
-    events: int = 0
-    core_releases: int = 0
-    reasons: list[str] = field(default_factory=list)
-    asks: dict[tuple[str, str], ShimAsk] = field(default_factory=dict)
+    id: str
+    partition: str
+    capacity: dict[str, int]
+    occupied: dict[str, int]
+    state: str = "Schedulable"
 
-    # -- callback surface -------------------------------------------------
-    def update_allocation(self, response: si.AllocationResponse) -> None:
-        for a in response.new:
-            assert a.uuid not in self.view, f"allocation {a.uuid} announced twice"
-            self.view[a.uuid] = (a.application_id, a.node_id)
-            self.alloc_info[a.uuid] = a
-        for r in response.released:
-            if r.termination_type == TT.STOPPED_BY_RM:
-                self.view.pop(r.uuid, None)
-            else:
-                assert r.uuid in self.view, f"core released {r.uuid}, which the shim never ran"
-                assert all(x.uuid != r.uuid for x in self.to_confirm), \
-                    f"core released {r.uuid} twice"
-                self.to_confirm.append(r)
-                self.core_releases += 1
-        for ask_release in response.released_asks:
-            if ask_release.termination_type == TT.TIMEOUT:
-                self.asks.pop((ask_release.application_id, ask_release.allocation_key), None)
-        for k in response.rejected:
-            assert k.reason, "a rejection must say why"
-            self.rejected_asks.append((k.application_id, k.allocation_key))
-            self.reasons.append(k.reason)
 
-    def update_application(self, response: si.ApplicationResponse) -> None:
-        for a in response.accepted:
-            self.app_states[a.application_id] = "New"
-        for r in response.rejected:
-            assert r.reason, "a rejection must say why"
-            self.rejected_apps.append(r.application_id)
-        for u in response.updated:
-            self.app_states[u.application_id] = u.state
+@dataclass
+class AllocView:
+    """An allocation the shim runs (told by the core, or recovered)."""
 
-    def update_node(self, response: si.NodeResponse) -> None:
-        for n in response.rejected:
-            assert n.reason, "a rejection must say why"
-            self.rejected_nodes.append(n.node_id)
-        self.accepted_nodes += [n.node_id for n in response.accepted]
+    uuid: str
+    app: str
+    key: str
+    node: str
+    resource: dict[str, int]
+    placeholder: bool
+    task_group: str
+    created: float
+    timeout_ms: int = 0
+    recovered: bool = False
+    releasing: si.TerminationType | None = None
+    """The type of a release the core started and the shim has not confirmed."""
+    message: si.Allocation | None = None
 
-    def send_event(self, events: list[si.EventRecord]) -> None:
-        self.events += len(events)
 
-    def update_container_scheduling_state(
-        self, request: si.UpdateContainerSchedulingStateRequest
-    ) -> None:
-        assert request.state != si.SchedulingState.UNKNOWN_SCHEDULING_STATE
+@dataclass
+class RMView:
+    """Everything one RM knows; a registration starts it afresh."""
+
+    rm_id: str
+    config: model.ConfigModel
+    paused: bool = False
+    paused_at: float = 0.0
+    stopped: bool = False
+    apps: dict[str, AppView] = field(default_factory=dict)
+    asks: dict[tuple[str, str], AskView] = field(default_factory=dict)
+    nodes: dict[str, NodeView] = field(default_factory=dict)
+    allocs: dict[str, AllocView] = field(default_factory=dict)
+    finished: dict[str, float] = field(default_factory=dict)
+    """Applications reported terminated, with the time: they expire after the retention."""
+    partitions: dict[str, Any] = field(default_factory=dict)
+    """The core's partition objects last seen (a reload that removes one ends them)."""
+
+    def forget_partition(self, name: str) -> None:
+        for app_id in [a for a, v in self.apps.items() if v.partition == name]:
+            del self.apps[app_id]
+            self.finished.pop(app_id, None)
+            for key in [k for k in self.asks if k[0] == app_id]:
+                del self.asks[key]
+            for uuid in [u for u, a in self.allocs.items() if a.app == app_id]:
+                del self.allocs[uuid]
+        for node_id in [n for n, v in self.nodes.items() if v.partition == name]:
+            del self.nodes[node_id]
+
+    # -- views the monitor and the rules share ---------------------------------
+    def allocs_of(self, app_id: str) -> list[AllocView]:
+        return [a for a in self.allocs.values() if a.app == app_id]
+
+    def allocs_on(self, node_id: str) -> list[AllocView]:
+        return [a for a in self.allocs.values() if a.node == node_id]
+
+    def free(self, node_id: str) -> dict[str, int]:
+        """Schedulable minus occupied minus every allocation the shim knows on the node."""
+        node = self.nodes[node_id]
+        used = qty.total(a.resource for a in self.allocs.values() if a.node == node_id)
+        return qty.minus(qty.minus(node.capacity, node.occupied), used)
+
+    def apps_below(self, partition: str, path: str) -> list[AppView]:
+        """The applications in ``path``'s subtree of a partition."""
+        prefix = path + "."
+        return [a for a in self.apps.values() if a.partition == partition
+                and (a.path == path or a.path.startswith(prefix))]
+
+    def usage_below(self, partition: str, path: str) -> dict[str, int]:
+        """What the applications in ``path``'s subtree hold (placeholders and releasing too)."""
+        inside = {a.id for a in self.apps_below(partition, path)}
+        return qty.total(a.resource for a in self.allocs.values() if a.app in inside)
+
+    def pending_placeholders(self, app_id: str) -> list[AskView]:
+        return [k for k in self.asks.values()
+                if k.app == app_id and k.placeholder and k.pending > 0]
+
+    def pending_asks(self, app_id: str) -> list[AskView]:
+        return [k for k in self.asks.values() if k.app == app_id and k.pending > 0]
+
+    def holds_slot(self, app: AppView) -> bool:
+        """``maxapplications``: live and holding an allocation, or started."""
+        return app.live and (bool(self.allocs_of(app.id)) or app.state in ("Running",
+                                                                            "Completing"))
+
+    def live_apps(self) -> list[str]:
+        return sorted(a for a, v in self.apps.items() if v.live)
+
+    def running(self) -> Iterator[AllocView]:
+        """Allocations the shim may release or must confirm, in a stable order."""
+        for uuid in sorted(self.allocs):
+            yield self.allocs[uuid]

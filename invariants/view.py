@@ -54,3 +54,9 @@ def stateful_objects(scheduler: Scheduler) -> Iterator[tuple[str, Any, str]]:
                 yield "ask", k, f"ask {p.name}/{a.id}/{k.key}"
             for x in a.allocations.values():
                 yield "allocation", x, f"allocation {p.name}/{x.uuid}"
+
+
+def next_due(scheduler: Scheduler) -> float | None:
+    """When the earliest timer the core holds falls due (it may be a lapsed one)."""
+    timers = scheduler._core._timers
+    return min(t.due for t in timers) if timers else None
