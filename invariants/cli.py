@@ -174,10 +174,10 @@ def _print_stats(outcome: Any, out: TextIO) -> None:
     rate = outcome.steps / outcome.elapsed if outcome.elapsed else 0.0
     out.write(f"stats: {rate:,.0f} steps/s over {outcome.steps:,} steps\n")
     total = sum(outcome.rule_seconds.values()) or 1.0
-    out.write("  time per step kind (core call + every check):\n")
+    out.write("  time per rule (its core calls and every check after them):\n")
     for kind, spent in sorted(outcome.rule_seconds.items(), key=lambda kv: -kv[1]):
         out.write(f"    {kind:<30} {spent:8.2f}s  {100 * spent / total:5.1f}%\n")
-    out.write("  time per invariant:\n")
+    out.write("  time per invariant (the model shim's protocol rules run inside each step):\n")
     for name, spent in sorted(outcome.invariant_seconds.items(), key=lambda kv: -kv[1]):
         out.write(f"    {name:<40} {spent:8.2f}s\n")
     out.write("  rules drawn:\n")
