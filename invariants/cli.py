@@ -1,4 +1,5 @@
-"""The checker's commands: ``check``, ``replay``, ``invariants`` and ``flows``.
+"""The checker's commands: ``check``, ``replay``, ``invariants`` and ``flows`` (and
+``explore``, from ``invariants/explore/cli.py``).
 
 ``check`` draws test cases from a seed for a time budget, checks every
 invariant and protocol rule after every step, reports coverage, and on a
@@ -12,6 +13,7 @@ import argparse
 import random
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -60,6 +62,10 @@ def add_check_command(sub: Any) -> None:
     p.add_argument("--markdown", action="store_true", help="print docs/gang.md")
     p.set_defaults(func=print_flows)
 
+    from .explore.cli import add_explore_command
+
+    add_explore_command(sub)
+
     p = sub.add_parser("invariants", help="list the rules the checker holds (or the docs page)")
     p.add_argument("--markdown", action="store_true", help="print docs/invariants.md instead")
     p.set_defaults(func=list_invariants)
@@ -68,12 +74,20 @@ def add_check_command(sub: Any) -> None:
 # ---------------------------------------------------------------- check
 
 
+def usage_errors_exit_2(command: str, body: Callable[[argparse.Namespace], int]
+                        ) -> Callable[[argparse.Namespace], int]:
+    """``body`` as a command: a :class:`UsageError` prints one line and exits 2."""
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return body(args)
+        except UsageError as exc:
+            print(f"yunikorn-fsm {command}: {exc}", file=sys.stderr)
+            return 2
+    return run
+
+
 def run_check(args: argparse.Namespace) -> int:
-    try:
-        return _check(args)
-    except UsageError as exc:
-        print(f"yunikorn-fsm check: {exc}", file=sys.stderr)
-        return 2
+    return usage_errors_exit_2("check", _check)(args)
 
 
 def _check(args: argparse.Namespace) -> int:

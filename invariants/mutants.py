@@ -165,6 +165,20 @@ MUTANTS: tuple[Mutant, ...] = (
 )
 
 
+LITERAL: tuple[Mutant, ...] = (
+    M("gang.literal_placeholder_timeout", "gang",
+      "001 read literally: the placeholder timeout acts only while placeholder asks are "
+      "pending (docs/design-notes.md finding 1: an Accepted gang then waits forever)",
+      gang, "placeholder_timeout",
+      '    if app.state == "Running" and not pending_ph:\n'
+      '        release_placeholders(p, app, "placeholder timeout: not replaced in time")\n'
+      "        return\n",
+      "    if not pending_ph:\n        return\n"),
+)
+"""Cores that follow a seed to the letter where our reading departs from it: no safety
+rule breaks, only liveness does (the explorer finds them; the random checker can not)."""
+
+
 def _edited(mutant: Mutant) -> Callable[..., Any]:
     original = getattr(mutant.owner, mutant.function)
     source = textwrap.dedent(inspect.getsource(original))
@@ -193,7 +207,7 @@ def applied(mutant: Mutant) -> Iterator[None]:
 
 
 def by_name(name: str) -> Mutant:
-    for mutant in MUTANTS:
+    for mutant in (*MUTANTS, *LITERAL):
         if mutant.name == name:
             return mutant
     raise KeyError(name)

@@ -31,7 +31,19 @@ class LifecycleRecorder:
         self.illegal: list[str] = []
         self.exit_problems: list[str] = []
         self.count = 0
-        self._detach = scheduler.add_transition_observer(self.record)
+        self._scheduler = scheduler
+        scheduler.add_transition_observer(self.record)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Copied with its scheduler (the explorer's snapshots): paths are keyed by object
+        identity, so a copy keys them again by the copied objects."""
+        state = dict(self.__dict__)
+        state["_paths"] = list(self._paths.values())
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state["_paths"] = {id(entry[0]): entry for entry in state["_paths"]}
+        self.__dict__.update(state)
 
     def record(self, rec: TransitionRecord) -> None:
         self.count += 1
@@ -61,4 +73,4 @@ class LifecycleRecorder:
         return None if entry is None or entry[0] is not obj else list(entry[1])
 
     def detach(self) -> None:
-        self._detach()
+        self._scheduler.remove_transition_observer(self.record)

@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from scheduler.trace import Step, Trace, header, write_trace
 
@@ -22,6 +22,9 @@ from .registry import Violation
 from .rules import predicate_for
 from .runner import CLOCK_START, Failure, scheduler_options
 from .world import World
+
+if TYPE_CHECKING:
+    from .explore.closure import Closure
 
 
 @dataclass
@@ -71,8 +74,34 @@ def run(trace: Trace, out: TextIO | None = None) -> Replayed:
             if out is not None:
                 for v in problems:
                     out.write(f"VIOLATION {v}\n")
-            break
+            return result
+    if _quiescent(trace.header):
+        end = settle(world)
+        if out is not None:
+            for step in end.steps:
+                out.write(f"   +  {describe.step(step)}  (driving to quiescence)\n")
+            out.write("      quiescent: every release confirmed, every timer passed; "
+                      "liveness judged\n")
+            for v in end.violations:
+                out.write(f"VIOLATION {v}\n")
+        if end.violations:
+            result.violation = end.violations[0]
+            result.violations = end.violations
     return result
+
+
+def _quiescent(head: dict[str, Any]) -> bool:
+    """The explorer marks a trace whose end is judged for liveness once it comes to rest."""
+    return bool((head.get("checker") or {}).get("quiescent"))
+
+
+def settle(world: World) -> Closure:
+    """Drive the world to rest (confirm every release, pass every timer) and judge liveness."""
+    from .explore.closure import run as quiesce
+    from .explore.fingerprint import fingerprint
+
+    end, _ = quiesce(world, fingerprint)
+    return end
 
 
 def mermaid(replayed: Replayed) -> str:
@@ -110,9 +139,17 @@ def write(path: Path, config: str, clock_start: float, steps: Sequence[Step],
         for kind, msg in world.shim.observed:
             lines.append({"callback": kind, "message": _json(msg)})
         if problems:
-            lines.append({"violation": [{"invariant": v.invariant, "subject": v.subject,
-                                         "explanation": v.explanation} for v in problems]})
             break
+    else:
+        problems = []
+        if _quiescent(head):
+            end = settle(world)
+            for step in end.steps:
+                lines.append(step)
+            problems = end.violations
+    if problems:
+        lines.append({"violation": [{"invariant": v.invariant, "subject": v.subject,
+                                     "explanation": v.explanation} for v in problems]})
     return write_trace(path, head, lines)
 
 

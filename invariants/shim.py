@@ -125,6 +125,17 @@ class RMView:
             del self.nodes[node_id]
 
     # -- views the monitor and the rules share ---------------------------------
+    def release_request(self, allocs: list[AllocView],
+                        ttype: si.TerminationType | None = None) -> si.AllocationRequest:
+        """The shim releasing ``allocs``: with ``ttype``, or confirming each with the type
+        the core released it with."""
+        return si.AllocationRequest(rm_id=self.rm_id, releases=si.AllocationReleasesRequest(
+            allocations_to_release=[si.AllocationRelease(
+                partition_name=self.apps[a.app].partition if a.app in self.apps
+                else "default", application_id=a.app, uuid=a.uuid, allocation_key=a.key,
+                termination_type=ttype if ttype is not None else a.releasing)
+                for a in allocs]))
+
     def allocs_of(self, app_id: str) -> list[AllocView]:
         return [a for a in self.allocs.values() if a.app == app_id]
 

@@ -25,6 +25,7 @@ __all__ = [
     "partitions",
     "rms",
     "stateful_objects",
+    "timers",
 ]
 
 
@@ -60,3 +61,26 @@ def next_due(scheduler: Scheduler) -> float | None:
     """When the earliest timer the core holds falls due (it may be a lapsed one)."""
     timers = scheduler._core._timers
     return min(t.due for t in timers) if timers else None
+
+
+def timers(scheduler: Scheduler) -> list[tuple[float, str, Any, bool]]:
+    """``(due, kind, target, live)`` for every timer the core holds, in due order.
+
+    The core cancels a timer lazily, by moving its target's token on; a timer
+    is live when its partition still holds the target and the token still
+    matches (a lapsed one is dropped silently when it falls due).
+    """
+    held = {(rm.id, name): p for rm in rms(scheduler) for name, p in rm.partitions.items()}
+    out = []
+    for t in sorted(scheduler._core._timers):
+        p = held.get(t.owner)
+        live = False
+        if p is not None and t.kind == "execution":
+            live = p.allocations.get(t.target.uuid) is t.target and \
+                t.target.timer_token == t.token
+        elif p is not None and p.apps.get(t.target.id) is t.target:
+            token = t.target.placeholder_token if t.kind == "placeholder" \
+                else t.target.timer_token
+            live = token == t.token
+        out.append((t.due, t.kind, t.target, live))
+    return out

@@ -104,6 +104,31 @@ class Scheduler:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
+    # ---------------------------------------------------------------- copies
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy (``copy.deepcopy``, ``pickle``) holds the state, not the locks or the thread.
+
+        Only an idle scheduler can be copied: not while its background loop
+        runs, and not from inside a call (a callback or a predicate). The
+        RMs' callbacks are copied with it, so they must be copyable too. The
+        checker's explorer restores states this way.
+        """
+        if self._thread is not None:
+            raise RuntimeError("stop() the background loop before copying a scheduler")
+        if not self._delivery.idle():
+            raise RuntimeError("a scheduler can not be copied while a call is in progress")
+        state = dict(self.__dict__)
+        for transient in ("_delivery", "_wake", "_stop", "_thread"):
+            del state[transient]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._delivery = Dispatcher()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = None
+
     # ---------------------------------------------------------------- plumbing
     def _transaction(self, wake: bool = True) -> AbstractContextManager[None]:
         """Hold the state lock for one call, then deliver what it decided.
@@ -157,11 +182,15 @@ class Scheduler:
             self._core.observers.append(observer)
 
         def remove() -> None:
-            with self.lock:
-                if observer in self._core.observers:
-                    self._core.observers.remove(observer)
+            self.remove_transition_observer(observer)
 
         return remove
+
+    def remove_transition_observer(self, observer: Observer) -> None:
+        """Stop telling ``observer`` about transitions (no-op when it was not added)."""
+        with self.lock:
+            if observer in self._core.observers:
+                self._core.observers.remove(observer)
 
     # ---------------------------------------------------------------- RM calls
     def register_resource_manager(

@@ -56,5 +56,13 @@ class ManualClock:
                 raise ValueError("a clock can not go backwards")
             self._now = float(now)
 
+    def __getstate__(self) -> float:
+        """Copies (``copy.deepcopy``, ``pickle``) keep the time and get a lock of their own."""
+        return self._now
+
+    def __setstate__(self, now: float) -> None:
+        self._now = now
+        self._lock = threading.Lock()
+
     def __repr__(self) -> str:
         return f"ManualClock(now={self._now})"

@@ -54,6 +54,10 @@ class Timer:
         return (self.due, self.seq) < (other.due, other.seq)
 
 
+def _nothing_taken(uuid: str) -> bool:
+    return False
+
+
 class CoreContext:
     """Clock, timers, outboxes and counters of one scheduler."""
 
@@ -66,7 +70,7 @@ class CoreContext:
         self._uuid = 0
         self.emit_events = True
         # Set by the scheduler: whether any partition of any RM holds this uuid.
-        self.uuid_taken: Callable[[str], bool] = lambda uuid: False
+        self.uuid_taken: Callable[[str], bool] = _nothing_taken
 
     # -- sequencing ---------------------------------------------------------
     def next_seq(self) -> int:

@@ -38,6 +38,16 @@ class Dispatcher:
         self._nested: list[tuple[int, list[Delivery]]] = []
         self._cycle_thread: int | None = None
 
+    def idle(self) -> bool:
+        """No call holds the lock or waits to deliver (a copy of the state is consistent)."""
+        if not self.lock.acquire(blocking=False):
+            return False
+        try:
+            return self._done == self._issued and self._delivering is None \
+                and self._cycle_thread is None and not self._nested
+        finally:
+            self.lock.release()
+
     @contextmanager
     def transaction(
         self, collect: Callable[[], list[Delivery]], after: Callable[[], None] | None = None

@@ -9,6 +9,7 @@ from scheduler import si
 from scheduler.trace import Step
 
 from .. import model
+from ..world import World
 from . import NA, Gen, register, rule
 
 
@@ -28,15 +29,28 @@ def rm_restart(g: Gen) -> Iterator[Step]:
         return
     if g.rng.random() < 0.5:
         yield Step("connection_lost", rm_id=g.rm_id)
+    yield from resync(g.world, g.rm_id, next(register(g)))
+
+
+def resync(world: World, rm_id: str, registration: Step) -> Iterator[Step]:
+    """An RM's recovery (``002`` "Scheduler restart/recovery"): register again, then send
+    the applications it runs, its nodes with their allocations and its pending asks.
+
+    Read between the steps: only the applications the core accepted again get
+    their allocations and asks back.
+    """
+    rv = world.shim.rm(rm_id)
+    if rv is None:
+        return
     apps = {a: v.request for a, v in rv.apps.items() if v.live}
     allocs = [a for a in rv.allocs.values() if a.message is not None]
     asks = [k for k in rv.asks.values() if k.pending > 0]
     nodes = dict(rv.nodes)
-    yield from register(g)
+    yield registration
     if apps:
-        yield g.request("update_application", si.ApplicationRequest(
-            rm_id=g.rm_id, new=list(apps.values())))
-    again = g.rv
+        yield Step("update_application", request=si.ApplicationRequest(
+            rm_id=rm_id, new=list(apps.values())))
+    again = world.shim.rm(rm_id)
     accepted = {a for a, v in again.apps.items() if v.live} if again is not None else set()
     infos = []
     for node_id in sorted(nodes):
@@ -50,7 +64,7 @@ def rm_restart(g: Gen) -> Iterator[Step]:
             schedulable_resource=si.resource_from_dict(node.capacity),
             occupied_resource=si.resource_from_dict(node.occupied) if node.occupied else None))
     if infos:
-        yield g.request("update_node", si.NodeRequest(rm_id=g.rm_id, nodes=infos))
+        yield Step("update_node", request=si.NodeRequest(rm_id=rm_id, nodes=infos))
     resend = [si.AllocationAsk(
         allocation_key=k.key, application_id=k.app, resource_ask=si.resource_from_dict(
             k.resource), max_allocations=k.max_allocations, task_group_name=k.task_group,
@@ -58,7 +72,7 @@ def rm_restart(g: Gen) -> Iterator[Step]:
         partition_name=again.apps[k.app].partition if again is not None and k.app in
         again.apps else "default") for k in asks if k.app in accepted]
     if resend:
-        yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=resend))
+        yield Step("update_allocation", request=si.AllocationRequest(rm_id=rm_id, asks=resend))
 
 
 @rule(0.5, undo=True)

@@ -26,13 +26,8 @@ def confirmations(g: Gen, mode: str) -> Iterator[Step]:
 
 def _confirm(g: Gen, alloc: AllocView, duplicate: bool) -> Iterator[Step]:
     rv = g.rv
-    assert alloc.releasing is not None
-    partition = rv.apps[alloc.app].partition if rv is not None and alloc.app in rv.apps \
-        else "default"
-    request = si.AllocationRequest(rm_id=g.rm_id, releases=si.AllocationReleasesRequest(
-        allocations_to_release=[si.AllocationRelease(
-            partition_name=partition, application_id=alloc.app, uuid=alloc.uuid,
-            allocation_key=alloc.key, termination_type=alloc.releasing)]))
+    assert alloc.releasing is not None and rv is not None
+    request = rv.release_request([alloc])
     yield g.request("update_allocation", request)
     if duplicate:
         yield g.request("update_allocation", request)

@@ -1,0 +1,123 @@
+"""The quiescent closure of a state: what happens when the shim only answers and time passes.
+
+From a state, the shim confirms every release the core started, sends
+nothing new, the clock passes every live timer, and ``schedule()`` runs,
+round after round, until a round changes nothing; then the clock jumps a
+day and the rounds go on until even that changes nothing. The liveness
+properties (``invariants/liveness.py``) are judged there. The steps are
+deterministic, so the closure of a state is a function of its fingerprint:
+every fingerprint met on the way is remembered with the verdict, and a later
+closure that meets one stops there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from scheduler.trace import Step
+
+from .. import liveness
+from ..registry import Violation
+from ..world import World
+from .scope import next_live_timer, pending_confirmations
+
+ROUNDS = 40
+"""Rounds without rest before the closure calls it a livelock (``liveness.quiescence``)."""
+JUMP = 24 * 3600.0
+"""How far the clock jumps past the last timer to make "forever" concrete."""
+
+
+@dataclass
+class Closure:
+    """Where a closure ended: the steps it took and what it found (empty: every property held)."""
+
+    steps: list[Step] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
+    safety: bool = False
+    """A safety invariant broke on the way (not a liveness property)."""
+
+
+def confirm_all(world: World) -> list[Step]:
+    """One request per running RM confirming every release the core started."""
+    out = []
+    for _, rv in sorted(world.shim.rms.items()):
+        if rv.paused or rv.stopped:
+            continue
+        pending = pending_confirmations(rv)
+        if pending:
+            out.append(Step("update_allocation", request=rv.release_request(pending)))
+    return out
+
+
+def run(world: World, fingerprint: Callable[[World], int],
+        memo: dict[int, tuple[str, ...]] | None = None, start: int | None = None
+        ) -> tuple[Closure, tuple[str, ...]]:
+    """Drive ``world`` to rest; return the closure and the names of the broken properties.
+
+    With ``memo`` the closure stops at the first fingerprint it has met
+    before and takes that verdict (its steps are then not complete: run
+    again without ``memo`` to get the whole counterexample). ``start`` is the
+    world's fingerprint when the caller has it. The model shim judges every
+    message on the way; the registered invariants are checked where it rests.
+    """
+    closure = Closure()
+    met: list[int] = []
+
+    def step(s: Step) -> bool:
+        closure.steps.append(s)
+        problems = world.run(s, invariants=False)
+        if problems:
+            closure.violations = problems
+            closure.safety = True
+        return not problems
+
+    jumped = False
+    fp = start if start is not None else fingerprint(world)
+    for _ in range(ROUNDS):
+        # What follows a state depends on it and on whether the clock has just jumped;
+        # only states met before a jump are remembered, so a verdict is a function of one.
+        if not jumped:
+            if memo is not None and fp in memo:
+                verdict = memo[fp]
+                for seen in met:
+                    memo[seen] = verdict
+                return closure, verdict
+            met.append(fp)
+        for s in [*confirm_all(world), Step.schedule()]:
+            if not step(s):
+                return closure, _remember(memo, met, closure)
+        after = fingerprint(world)
+        if after != fp:
+            jumped = False
+            fp = after
+            continue
+        due = next_live_timer(world)
+        if due is not None:
+            moves = [Step.advance(due - world.clock.now()), Step.schedule()]
+        elif not jumped:
+            jumped = True
+            moves = [Step.advance(JUMP), Step.schedule()]
+        else:
+            closure.violations = world.check(after_schedule=True)
+            closure.safety = bool(closure.violations)
+            if not closure.safety:
+                closure.violations = liveness.judge(world)
+            return closure, _remember(memo, met, closure)
+        for s in moves:
+            if not step(s):
+                return closure, _remember(memo, met, closure)
+        fp = fingerprint(world)
+    closure.violations = [Violation(liveness.QUIESCENCE, "the closure",
+                                    f"still changing after {ROUNDS} rounds of confirmations, "
+                                    "timers and cycles")]
+    return closure, _remember(memo, met, closure)
+
+
+def _remember(memo: dict[int, tuple[str, ...]] | None, met: list[int],
+              closure: Closure) -> tuple[str, ...]:
+    verdict = tuple(sorted({v.invariant for v in closure.violations}))
+    if memo is not None:
+        for fp in met:
+            memo[fp] = verdict
+    return verdict

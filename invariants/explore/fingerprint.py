@@ -1,0 +1,297 @@
+"""State identity for the explorer: a canonical form of the core and the shim, hashed.
+
+Two states are the same when every field that can change what the core or
+the checker does next is the same. The canonical form reads every field of
+every core object (a test keeps :data:`FIELDS` in step with the classes'
+``__slots__``, so a new field can not be forgotten), with three rewrites
+that do not change behaviour:
+
+- the core acts on time only through its timers, which enter as offsets
+  from now; the times it stamps on objects (creation, state changes) are left
+  out. The shim's own times enter as ages capped just past the timeout each
+  is compared with (an allocation with no execution timeout is as old as any
+  other; a terminated application older than the retention is just old);
+- sequence numbers (submission order, ask order, reservation order) become
+  their rank, and allocation uuids (which carry a counter) become their
+  application, key and rank;
+- with ``symmetry``, nodes of one size are renamed by their content, so a
+  state and the same state with two equal nodes swapped are one state.
+
+Symmetry assumes the core picks among nodes by their content and uses names
+only to break exact ties, as YuniKorn's node sorting does; a counterexample
+found with it is always real (it replays), and ``--no-symmetry`` gives the
+exact count (``docs/checker.md``, "Exploring small scopes").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+import xxhash
+
+from .. import view
+from ..shim import COMPLETING_TIMEOUT, RETENTION
+from ..world import World
+
+TERMINATED = ("Completed", "Failed", "Rejected", "Expired")
+
+HORIZON = RETENTION + 24 * 3600.0
+"""Offsets are capped here: beyond every timeout the design has."""
+
+FIELDS: dict[str, dict[str, str]] = {
+    "Ask": {
+        "allocated_count": "v", "app": "skip", "created": "clock", "execution_timeout_ms": "v",
+        "key": "v", "last_scheduling_state": "v", "max_allocations": "v", "originator": "v",
+        "parked_on": "uuid", "pending_repeats": "v", "placeholder": "v", "priority": "v",
+        "resource": "v", "seq": "seq", "sort_key": "skip", "state": "v", "tags": "v",
+        "task_group": "v",
+    },
+    "Allocation": {
+        "app": "skip", "ask_key": "v", "created": "clock", "fallback": "v", "node": "node",
+        "over_capacity": "v", "over_quota": "v", "placeholder": "v", "priority": "v",
+        "recovered": "v", "release_count": "v", "release_type": "v", "replaced_node": "nodeid",
+        "replaces": "uuid", "replacing_key": "v", "resource": "v", "seq": "seq",
+        "state": "v", "tags": "v", "task_group": "v", "timer_token": "skip", "uuid": "skip",
+    },
+    "Application": {
+        "admission": "v", "allocated": "v", "allocations": "skip", "asks": "skip",
+        "completing_timed_out": "v", "counted_running": "v", "execution_timeout_ms": "v",
+        "gang_style": "v", "groups": "v", "id": "skip", "partition_name": "v", "pending": "v",
+        "pending_asks": "keys", "placeholder_allocated": "v", "placeholder_ask": "v",
+        "placeholder_timer_started": "v", "placeholder_token": "skip", "queue": "skip",
+        "queue_path": "v", "state": "v", "state_since": "clock", "submit_seq": "seq",
+        "submit_time": "clock", "tags": "v", "timer_token": "skip", "user": "v",
+    },
+    "Node": {
+        "allocated": "v", "allocations": "skip", "attributes": "v", "available": "v",
+        "capacity": "v", "id": "skip", "occupied": "v", "over_capacity_reason": "v",
+        "reservation": "reservation", "reserved_at": "seq", "sort_key": "score", "state": "v",
+    },
+    "Queue": {
+        "adminacl": "str", "allocated": "v", "apps": "keys", "child_template": "str",
+        "children": "keys", "guaranteed": "v", "is_leaf": "v", "managed": "v", "max": "v",
+        "max_applications": "v", "name": "v", "over_quota_reason": "v", "parent": "skip",
+        "path": "v", "pending": "v", "properties": "v", "running_apps": "v",
+        "sort_policy": "v", "state": "v", "submitacl": "str",
+    },
+}
+"""How each slot of each core class enters the canonical form.
+
+``v`` as it is; ``clock`` a time the core stamps but never acts on (left out);
+``seq`` a rank; ``uuid``/``node``/``nodeid`` renamed; ``score`` the sort key
+without the name; ``keys`` the keys of a mapping; ``str`` the text of a
+configuration object; ``skip`` a back reference, a token (timers carry
+liveness instead), or a name the record is already filed under.
+"""
+
+
+_ENCODE = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+_READ = {cls: tuple((slot, how) for slot, how in fields.items() if how not in ("skip", "clock"))
+         for cls, fields in FIELDS.items()}
+
+
+def fingerprint(world: World, symmetry: bool = True,
+                node_classes: Mapping[str, str] | None = None) -> int:
+    """A 64-bit hash of the canonical form (``xxh3``)."""
+    return xxhash.xxh3_64_intdigest(encode(world, symmetry, node_classes))
+
+
+def encode(world: World, symmetry: bool = True,
+           node_classes: Mapping[str, str] | None = None) -> bytes:
+    """The canonical form as bytes (what :func:`fingerprint` hashes); mappings are written
+    with sorted keys, so their insertion order does not count."""
+    return orjson.dumps(canonical(world, symmetry, node_classes), option=_ENCODE)
+
+
+def canonical(world: World, symmetry: bool = True,
+              node_classes: Mapping[str, str] | None = None) -> Any:
+    """The canonical form: plain lists, strings and numbers."""
+    return _Canon(world, symmetry, node_classes or {}).build()
+
+
+class _Canon:
+    def __init__(self, world: World, symmetry: bool, classes: Mapping[str, str]) -> None:
+        self.world = world
+        self.now = world.clock.now()
+        self.symmetry = symmetry
+        self.classes = classes
+        self.partitions = view.partitions(world.api)
+        self.nodes: dict[str, str] = {}
+        self.uuids: dict[str, str] = {}
+        self.ranks: dict[int, int] = {}
+
+    # -- renaming ------------------------------------------------------------
+    def _rank_sequences(self) -> None:
+        seqs: set[int] = set()
+        for p in self.partitions:
+            for app in p.apps.values():
+                seqs.add(app.submit_seq)
+                seqs.update(k.seq for k in app.asks.values())
+                seqs.update(a.seq for a in app.allocations.values())
+            seqs.update(n.reserved_at for n in p.nodes.values())
+        self.ranks = {s: i for i, s in enumerate(sorted(seqs))}
+
+    def _name_nodes(self) -> None:
+        ids = sorted({n for p in self.partitions for n in p.nodes}
+                     | {n for rv in self.world.shim.rms.values() for n in rv.nodes})
+        if not self.symmetry:
+            self.nodes = {n: n for n in ids}
+            return
+        by_class: dict[str, list[tuple[Any, str]]] = {}
+        for node_id in ids:
+            cls = self.classes.get(node_id, node_id)
+            by_class.setdefault(cls, []).append((self._node_signature(node_id), node_id))
+        for cls, members in by_class.items():
+            members.sort(key=lambda m: orjson.dumps(m[0]))
+            for index, (_, node_id) in enumerate(members):
+                self.nodes[node_id] = f"{cls}#{index}"
+
+    def _node_signature(self, node_id: str) -> Any:
+        """What a node holds, without its name: it decides the node's canonical name."""
+        sig: list[Any] = []
+        for p in self.partitions:
+            node = p.nodes.get(node_id)
+            if node is None:
+                continue
+            sig.append([p.name, node.state, _plain(node.capacity), _plain(node.occupied),
+                        _plain(node.allocated), list(node.reservation or ()),
+                        sorted(orjson.dumps([a.app.id, a.ask_key, a.placeholder, a.state,
+                                             _plain(a.resource)]).decode()
+                               for a in node.allocations.values())])
+        for rv in self.world.shim.rms.values():
+            told = rv.nodes.get(node_id)
+            if told is not None:
+                sig.append([told.state, _plain(told.capacity), _plain(told.occupied)])
+        return sig
+
+    def _name_uuids(self) -> None:
+        allocs: list[tuple[str, str, int, str]] = []
+        for p in self.partitions:
+            for app in p.apps.values():
+                for a in app.allocations.values():
+                    allocs.append((app.id, a.ask_key, a.seq, a.uuid))
+        shim_only = sorted(
+            (a.app, a.key, a.created, a.uuid) for rv in self.world.shim.rms.values()
+            for a in rv.allocs.values())
+        allocs.sort()
+        counts: dict[tuple[str, str], int] = {}
+        for app_id, key, _, uuid in allocs:
+            n = counts.get((app_id, key), 0)
+            counts[(app_id, key)] = n + 1
+            self.uuids.setdefault(uuid, f"{app_id}/{key}#{n}")
+        for app_id, key, _, uuid in shim_only:
+            if uuid not in self.uuids:
+                n = counts.get((app_id, key), 0)
+                counts[(app_id, key)] = n + 1
+                self.uuids[uuid] = f"{app_id}/{key}#shim{n}"
+
+    def _age(self, t: float, cap: float) -> float:
+        """How long ago ``t`` was, up to just past ``cap`` (no check compares it further)."""
+        return round(min(cap + 1.0, self.now - t), 6)
+
+    def _offset(self, t: float) -> float:
+        return round(min(HORIZON, t - self.now), 6)
+
+    # -- the form ------------------------------------------------------------
+    def build(self) -> Any:
+        self._rank_sequences()
+        self._name_nodes()
+        self._name_uuids()
+        api = self.world.api
+        rms = [[rm.id, rm.state, xxhash.xxh3_64_intdigest(rm.config_text.encode())]
+               for rm in view.rms(api)]
+        return [rms, [self._partition(p) for p in self.partitions], self._timers(),
+                [self._shim(rv) for _, rv in sorted(self.world.shim.rms.items())]]
+
+    def _partition(self, p: view.PartitionState) -> Any:
+        nodes = sorted(([self.nodes[n.id], self._object("Node", n)] for n in p.nodes.values()),
+                       key=lambda r: str(r[0]))
+        return [
+            p.name, p.state, _plain(p.capacity),
+            [self._object("Queue", q) for _, q in sorted(p.queues.items())],
+            [self._app(a) for a in p.apps.values()],
+            nodes,
+            sorted([list(k), self.nodes.get(n.id, n.id)] for k, n in p.reservations.items()),
+            sorted(self.uuids.get(u, "?") for u in p.allocations),
+            sorted(list(x) for x in p.failed), sorted(p.exhausted),
+            _plain(p.failed_shapes.shapes), _plain(p.unreservable.shapes), _plain(p.ceiling),
+            sorted(self.nodes.get(n.id, "?") for n in p.node_order),
+        ]
+
+    def _app(self, app: view.Application) -> Any:
+        return [
+            app.id, self._object("Application", app),
+            [[k.key, self._object("Ask", k)] for k in app.asks.values()],
+            sorted([self.uuids[a.uuid], self._object("Allocation", a)]
+                   for a in app.allocations.values()),
+        ]
+
+    def _object(self, cls: str, obj: Any) -> list[Any]:
+        out: list[Any] = []
+        for slot, how in _READ[cls]:
+            value = getattr(obj, slot)
+            if how == "v":
+                out.append(value)
+            elif how == "seq":
+                out.append(self.ranks.get(value, -1))
+            elif how == "uuid":
+                out.append(self.uuids.get(value, "?") if value else "")
+            elif how == "node":
+                out.append(self.nodes.get(value.id, "?"))
+            elif how == "nodeid":
+                out.append(self.nodes.get(value, "?") if value else "")
+            elif how == "score":
+                out.append(value[0])
+            elif how == "reservation":
+                out.append(list(value) if value is not None else None)
+            elif how == "keys":
+                out.append(sorted(str(k) for k in value))
+            elif how == "str":
+                out.append(None if value is None else str(value))
+        return out
+
+    def _timers(self) -> list[Any]:
+        out = []
+        for due, kind, target, live in view.timers(self.world.api):
+            if not live:
+                continue
+            name = self.uuids.get(target.uuid, "?") if kind == "execution" else target.id
+            out.append([self._offset(due), kind, name])
+        return out
+
+    def _shim(self, rv: Any) -> Any:
+        apps = []
+        for _, a in sorted(rv.apps.items()):
+            since = RETENTION if a.state in TERMINATED else COMPLETING_TIMEOUT
+            apps.append([a.id, a.state, a.gang, a.style, a.placeholder_timeout,
+                         a.placeholder_fired, None if a.placeholder_start is None
+                         else self._age(a.placeholder_start, a.placeholder_timeout),
+                         self._age(a.state_since, since), a.path, a.partition])
+        asks = [[k.app, k.key, k.allocated, k.max_allocations, _plain(k.resource),
+                 k.placeholder, k.task_group, k.timeout_ms] for _, k in sorted(rv.asks.items())]
+        nodes = sorted([self.nodes.get(n.id, "?"), n.state, _plain(n.capacity),
+                        _plain(n.occupied), n.partition] for n in rv.nodes.values())
+        allocs = []
+        for a in rv.allocs.values():
+            app = rv.apps.get(a.app)
+            cap = max(a.timeout_ms / 1000.0, app.placeholder_timeout
+                      if a.placeholder and app is not None else 0.0)
+            allocs.append([self.uuids.get(a.uuid, "?"), a.app, a.key,
+                           self.nodes.get(a.node, "?"), _plain(a.resource), a.placeholder,
+                           a.task_group, self._age(a.created, cap), a.timeout_ms, a.recovered,
+                           None if a.releasing is None else a.releasing.name,
+                           a.message is not None])
+        finished = sorted([a, self._age(t, RETENTION)] for a, t in rv.finished.items())
+        return [rv.rm_id, rv.paused, rv.stopped,
+                self._age(rv.paused_at, HORIZON) if rv.paused else 0,
+                xxhash.xxh3_64_intdigest(rv.config.text.encode()), apps, asks, nodes,
+                sorted(allocs), finished]
+
+
+def _plain(value: Any) -> Any:
+    """Sets as sorted lists; everything else as it is (mappings are sorted when encoded)."""
+    if isinstance(value, set | frozenset):
+        return sorted(value)
+    return value

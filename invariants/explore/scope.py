@@ -1,0 +1,460 @@
+"""Scopes of the explorer: a configuration, a few objects of fixed shapes, a finite alphabet.
+
+A scope says what a small world may contain (nodes of fixed sizes,
+applications with fixed asks, maybe a gang) and which SI actions the
+explorer may take in it. An action is named by a label (``ask app-1/k1``,
+``drain node-2``) and turns into SI steps only when taken, reading what the
+model shim knows at that moment (which allocation to release, which release
+to confirm); an action with nothing to do in a state is not enabled there.
+The explorer starts every search from the RM's registration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+
+from scheduler import si
+from scheduler.trace import Step
+
+from .. import model, view
+from ..configs import CORE
+from ..rules.rm import resync
+from ..shim import AllocView, RMView
+from ..world import World
+
+RM_ID = "explore-rm"
+TT = si.TerminationType
+NA = si.NodeAction
+
+CONFIG = """\
+partitions:
+  - name: default
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: parent
+            resources:
+              max: {memory: 30}
+            queues:
+              - name: gangs
+                properties:
+                  application.sort.policy: fifo
+              - name: batch
+                properties:
+                  application.sort.policy: fair
+"""
+"""Two leaves under a parent with a max; ``gangs`` is fifo (gangs are allowed there),
+``batch`` is fair (a gang submitted there is rejected, ``001``)."""
+
+ADMISSION = """\
+partitions:
+  - name: default
+    placementrules:
+      - name: provided
+        create: false
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: parent
+            resources:
+              max: {memory: 30}
+            queues:
+              - name: gangs
+                submitacl: "bob"
+                properties:
+                  application.sort.policy: fifo
+              - name: batch
+                maxapplications: 1
+                properties:
+                  application.sort.policy: fair
+"""
+"""The ``admission`` scope's configuration: the ``provided`` placement rule without
+``create``, an ACL on a leaf that root's ``*`` overrides, ``maxapplications: 1``."""
+
+RELOADED = CONFIG.replace("max: {memory: 30}", "max: {memory: 10}")
+"""The configuration a ``reload`` action switches to and back from: a lower parent max."""
+
+
+@dataclass(frozen=True)
+class AskShape:
+    """An ask an application may send: its key, size and repeats."""
+
+    key: str
+    memory: int
+    repeats: int = 1
+    task_group: str = ""
+    timeout_ms: int = 0
+
+
+@dataclass(frozen=True)
+class GangShape:
+    """One task group: ``members`` placeholders of ``memory`` each (``001``)."""
+
+    style: str
+    members: int
+    memory: int
+    timeout_ms: int = 60_000
+
+
+@dataclass(frozen=True)
+class AppShape:
+    """An application of the scope: where it goes, what it asks, maybe a gang."""
+
+    id: str
+    queue: str
+    """The queue it is submitted to (a full path)."""
+    asks: tuple[AskShape, ...]
+    gang: GangShape | None = None
+    user: str = "alice"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A small world and the actions the explorer may take in it."""
+
+    name: str
+    doc: str
+    nodes: tuple[tuple[str, int], ...]
+    """``(node id, memory)``; every node has 4 vcores."""
+    apps: tuple[AppShape, ...]
+    kinds: frozenset[str]
+    """The action kinds enabled (see :data:`KINDS`)."""
+    depth: int
+    config: str = CONFIG
+
+    def alphabet(self) -> list[Action]:
+        """Every action of the scope, in a fixed order (the order children are explored)."""
+        out: list[Action] = []
+        for kind in KINDS:
+            if kind not in self.kinds:
+                continue
+            for target in _targets(self, kind):
+                out.append(Action(kind, target, self))
+        return out
+
+    def registration(self) -> Step:
+        return Step("register_resource_manager", request=si.RegisterResourceManagerRequest(
+            rm_id=RM_ID, policy_group="queues", config=self.config))
+
+    def with_config(self, text: str) -> Scope:
+        """The scope on another configuration: its applications go to that configuration's
+        leaves of the default partition, in order (a gang to the first leaf that is not
+        fair, where ``001`` allows gangs)."""
+        pm = model.read(text).partition("default")
+        leaves = pm.leaves() if pm is not None else []
+        if not leaves:
+            raise ValueError("the configuration has no leaf queue in the default partition")
+        assert pm is not None
+        plain = iter(leaves * len(self.apps))
+        gang_leaf = next((q for q in leaves if pm.queues[q].sort_policy != "fair"), leaves[0])
+        apps = tuple(replace(a, queue=gang_leaf if a.gang else next(plain)) for a in self.apps)
+        return replace(self, apps=apps, config=text,
+                       kinds=self.kinds - {"reload"})
+
+    def app(self, app_id: str) -> AppShape:
+        return next(a for a in self.apps if a.id == app_id)
+
+    def describe(self) -> str:
+        nodes = ", ".join(f"{n} ({m} memory)" for n, m in self.nodes)
+        apps = "; ".join(
+            f"{a.id} in {a.queue}: "
+            + ", ".join(f"{k.key} {k.memory}x{k.repeats}" for k in a.asks)
+            + (f", a {a.gang.style} gang of {a.gang.members}x{a.gang.memory}" if a.gang else "")
+            for a in self.apps)
+        return (f"{self.name}: {self.doc}\n  nodes: {nodes}\n  applications: {apps}\n"
+                f"  actions: {', '.join(k for k in KINDS if k in self.kinds)}; "
+                f"depth {self.depth}")
+
+
+KINDS: dict[str, str] = {
+    "node": "the RM registers a node of the scope (CREATE)",
+    "submit": "an application of the scope is submitted",
+    "placeholders": "a gang's placeholder pods are sent (one ask, a repeat per member)",
+    "ask": "an ask of an application is sent (a real pod)",
+    "schedule": "a scheduling cycle",
+    "confirm": "the shim confirms the first release the core started",
+    "confirm_twice": "the shim confirms the first release the core started, twice",
+    "release": "a pod ends: the RM releases an application's first real allocation",
+    "confirm_unasked": "the shim confirms a release the core never started (TIMEOUT of a "
+                       "running allocation): it must change nothing",
+    "remove_ask": "the RM withdraws a pending ask",
+    "remove_app": "the RM removes an application",
+    "tick": "the clock jumps to the next live timer, then a cycle",
+    "occupy": "UPDATE of a node: something outside the scheduler occupies 10 memory on it, "
+              "or stops doing so",
+    "drain": "DRAIN_NODE of a schedulable node",
+    "restore": "DRAIN_TO_SCHEDULABLE of a draining node",
+    "decommission": "DECOMISSION of a node",
+    "restart": "the RM loses its connection, registers again and resyncs (002 recovery)",
+    "reload": "the administrator lowers the parent's max, or puts it back",
+}
+"""Every kind of action, in the order the alphabet lists them."""
+
+
+def _targets(scope: Scope, kind: str) -> list[str]:
+    nodes = [n for n, _ in scope.nodes]
+    if kind in ("node", "drain", "restore", "decommission", "occupy"):
+        return nodes
+    if kind in ("submit", "remove_app", "release"):
+        return [a.id for a in scope.apps]
+    if kind == "placeholders":
+        return [a.id for a in scope.apps if a.gang is not None]
+    if kind in ("ask", "remove_ask"):
+        return [f"{a.id}/{k.key}" for a in scope.apps for k in a.asks]
+    return [""]
+
+
+@dataclass(frozen=True)
+class Action:
+    """One letter of the alphabet: a kind and its target, turned into steps when taken."""
+
+    kind: str
+    target: str
+    scope: Scope = field(repr=False, compare=False)
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind} {self.target}".strip()
+
+    def steps(self, world: World) -> Iterator[Step]:
+        """The SI steps of this action in the world's current state (none: not enabled)."""
+        rv = world.shim.rm(RM_ID)
+        if rv is None or rv.stopped or rv.paused:
+            return iter(())
+        return _BUILDERS[self.kind](self, world, rv)
+
+    def enabled(self, world: World) -> bool:
+        return next(self.steps(world), None) is not None
+
+
+Builder = Callable[[Action, World, RMView], Iterator[Step]]
+
+
+def _request(call: str, request: object) -> Step:
+    return Step(call, request=request)
+
+
+def _node(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+    if a.target not in rv.nodes:
+        memory = dict(a.scope.nodes)[a.target]
+        yield _request("update_node", si.NodeRequest(rm_id=RM_ID, nodes=[si.NodeInfo(
+            node_id=a.target, action=NA.CREATE,
+            schedulable_resource=si.Resource.of(memory=memory, vcore=4 * CORE))]))
+
+
+def _occupy(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+    node = rv.nodes.get(a.target)
+    if node is not None:
+        occupied = {} if node.occupied.get("memory") else {"memory": 10}
+        yield _request("update_node", si.NodeRequest(rm_id=RM_ID, nodes=[si.NodeInfo(
+            node_id=a.target, action=NA.UPDATE,
+            occupied_resource=si.resource_from_dict(occupied))]))
+
+
+def _node_action(action: si.NodeAction, state: str | None) -> Builder:
+    def build(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+        node = rv.nodes.get(a.target)
+        if node is not None and (state is None or node.state == state):
+            yield _request("update_node", si.NodeRequest(rm_id=RM_ID, nodes=[
+                si.NodeInfo(node_id=a.target, action=action)]))
+    return build
+
+
+def _submit(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+    if a.target in rv.apps:
+        return
+    shape = a.scope.app(a.target)
+    gang = shape.gang
+    extra = {} if gang is None else {
+        "placeholder_ask": si.Resource.of(memory=gang.members * gang.memory,
+                                          vcore=gang.members * CORE),
+        "gang_scheduling_style": gang.style,
+        "execution_timeout_milli_seconds": gang.timeout_ms}
+    yield _request("update_application", si.ApplicationRequest(rm_id=RM_ID, new=[
+        si.AddApplicationRequest(
+            application_id=shape.id, queue_name=shape.queue,
+            partition_name="default", ugi=si.UserGroupInformation(user=shape.user),
+            **extra)]))
+
+
+def _ask_message(app_id: str, key: str, memory: int, repeats: int, task_group: str,
+                 placeholder: bool, timeout_ms: int = 0) -> si.AllocationAsk:
+    return si.AllocationAsk(
+        allocation_key=key, application_id=app_id, partition_name="default",
+        resource_ask=si.Resource.of(memory=memory, vcore=CORE), max_allocations=repeats,
+        task_group_name=task_group, placeholder=placeholder,
+        execution_timeout_milli_seconds=timeout_ms)
+
+
+def _live(rv: RMView, app_id: str) -> bool:
+    app = rv.apps.get(app_id)
+    return app is not None and app.live
+
+
+def _placeholders(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+    gang = a.scope.app(a.target).gang
+    app = rv.apps.get(a.target)
+    if gang is None or app is None or app.state not in ("New", "Accepted", "Running"):
+        return
+    if rv.pending_placeholders(a.target) or any(x.placeholder for x in rv.allocs_of(a.target)):
+        return
+    yield _request("update_allocation", si.AllocationRequest(rm_id=RM_ID, asks=[_ask_message(
+        a.target, "ph", gang.memory, gang.members, "tg", placeholder=True)]))
+
+
+def _ask(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+    app_id, key = a.target.split("/")
+    if not _live(rv, app_id) or (app_id, key) in rv.asks:
+        return
+    if any(x.key == key for x in rv.allocs_of(app_id)):
+        return
+    shape = next(k for k in a.scope.app(app_id).asks if k.key == key)
+    yield _request("update_allocation", si.AllocationRequest(rm_id=RM_ID, asks=[_ask_message(
+        app_id, key, shape.memory, shape.repeats, shape.task_group, placeholder=False,
+        timeout_ms=shape.timeout_ms)]))
+
+
+def _remove_ask(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+    app_id, key = a.target.split("/")
+    ask = rv.asks.get((app_id, key))
+    if ask is not None and ask.pending > 0:
+        yield _request("update_allocation", si.AllocationRequest(
+            rm_id=RM_ID, releases=si.AllocationReleasesRequest(allocation_asks_to_release=[
+                si.AllocationAskRelease(partition_name="default", application_id=app_id,
+                                        allocation_key=key,
+                                        termination_type=TT.STOPPED_BY_RM)])))
+
+
+def _remove_app(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+    if _live(rv, a.target):
+        yield _request("update_application", si.ApplicationRequest(rm_id=RM_ID, remove=[
+            si.RemoveApplicationRequest(application_id=a.target, partition_name="default")]))
+
+
+def _order(alloc: AllocView) -> tuple[str, str, float, str]:
+    """A stable order of allocations that does not depend on the core's uuid counter."""
+    return alloc.app, alloc.key, alloc.created, alloc.uuid
+
+
+def _release(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+    running = sorted((x for x in rv.allocs_of(a.target)
+                      if not x.placeholder and x.releasing is None), key=_order)
+    if running:
+        yield _request("update_allocation", rv.release_request(running[:1], TT.STOPPED_BY_RM))
+
+
+def _confirm_unasked(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+    running = sorted((x for x in rv.allocs.values() if x.releasing is None), key=_order)
+    if running:
+        yield _request("update_allocation", rv.release_request(running[:1], TT.TIMEOUT))
+
+
+def pending_confirmations(rv: RMView) -> list[AllocView]:
+    """The releases the core started and the shim has not confirmed, in a stable order."""
+    return sorted((x for x in rv.allocs.values() if x.releasing is not None), key=_order)
+
+
+def _confirm(twice: bool) -> Builder:
+    def build(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+        pending = pending_confirmations(rv)
+        if pending:
+            step = _request("update_allocation", rv.release_request(pending[:1]))
+            yield step
+            if twice:
+                yield step
+    return build
+
+
+def _schedule(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+    yield Step.schedule()
+
+
+def next_live_timer(world: World) -> float | None:
+    """When the next timer that will act falls due, if one is still ahead."""
+    now = world.clock.now()
+    due = [t[0] for t in view.timers(world.api) if t[3] and t[0] > now]
+    return min(due) if due else None
+
+
+def _tick(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+    due = next_live_timer(w)
+    if due is not None:
+        yield Step.advance(due - w.clock.now())
+        yield Step.schedule()
+
+
+def _restart(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+    yield Step("connection_lost", rm_id=RM_ID)
+    yield from resync(w, RM_ID, Step("register_resource_manager",
+                                     request=si.RegisterResourceManagerRequest(
+                                         rm_id=RM_ID, policy_group="queues",
+                                         config=rv.config.text)))
+
+
+def _reload(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+    text = RELOADED if rv.config.text == a.scope.config else a.scope.config
+    yield _request("update_configuration", si.UpdateConfigurationRequest(
+        rm_id=RM_ID, policy_group="queues", config=text))
+
+
+_BUILDERS: dict[str, Builder] = {
+    "node": _node, "submit": _submit, "placeholders": _placeholders, "ask": _ask,
+    "schedule": _schedule, "confirm": _confirm(False), "confirm_twice": _confirm(True),
+    "release": _release, "confirm_unasked": _confirm_unasked, "occupy": _occupy,
+    "remove_ask": _remove_ask, "remove_app": _remove_app,
+    "tick": _tick, "drain": _node_action(NA.DRAIN_NODE, "Schedulable"),
+    "restore": _node_action(NA.DRAIN_TO_SCHEDULABLE, "Draining"),
+    "decommission": _node_action(NA.DECOMISSION, None), "restart": _restart,
+    "reload": _reload,
+}
+
+_PLAIN = AppShape("app-1", "root.parent.batch", (AskShape("k1", 10, repeats=2),))
+_TIMED = AppShape("app-1", "root.parent.batch",
+                  (AskShape("k1", 10, repeats=2, timeout_ms=30_000),))
+_GANG_HARD = AppShape("gang-1", "root.parent.gangs",
+                      (AskShape("k1", 10, repeats=2, task_group="tg"),), GangShape("Hard", 2, 10))
+_GANG_SOFT = AppShape("gang-1", "root.parent.gangs", (AskShape("k1", 10, task_group="tg"),
+                                          AskShape("big", 20, task_group="tg")),
+                      GangShape("Soft", 1, 10))
+
+SCOPES: dict[str, Scope] = {s.name: s for s in (
+    Scope("tiny", "one node, one application with one ask of two repeats and a 30 s "
+          "execution timeout",
+          nodes=(("node-1", 20),), apps=(_TIMED,),
+          kinds=frozenset({"node", "submit", "ask", "schedule", "release", "remove_ask",
+                           "remove_app", "tick", "drain", "restore", "decommission",
+                           "occupy", "confirm"}),
+          depth=7),
+    Scope("small", "two nodes of one size, an application and a Hard gang under one max",
+          nodes=(("node-1", 20), ("node-2", 20)), apps=(_PLAIN, _GANG_HARD),
+          kinds=frozenset({"node", "submit", "placeholders", "ask", "schedule", "confirm",
+                           "release", "tick", "drain", "decommission", "restart"}),
+          depth=8),
+    Scope("gang", "one node, a Soft gang whose real asks fit or outgrow their placeholder",
+          nodes=(("node-1", 30),), apps=(_GANG_SOFT,),
+          kinds=frozenset({"node", "submit", "placeholders", "ask", "schedule", "confirm",
+                           "confirm_twice", "confirm_unasked", "release", "remove_ask",
+                           "remove_app", "tick", "restart"}),
+          depth=9),
+    Scope("quota", "two applications in two leaves under a parent max, and reloads",
+          nodes=(("node-1", 20), ("node-2", 20)),
+          apps=(_PLAIN, AppShape("app-2", "root.parent.gangs", (AskShape("k1", 10, repeats=2),))),
+          kinds=frozenset({"node", "submit", "ask", "schedule", "release", "reload",
+                           "remove_app", "tick", "restart"}),
+          depth=8),
+    Scope("admission", "who may submit where: placement without create, ACLs, "
+          "maxapplications, gangs over a max or in a fair queue",
+          nodes=(("node-1", 40),),
+          apps=(AppShape("app-1", "root.parent.batch", (AskShape("k1", 10),)),
+                AppShape("app-2", "root.parent.batch", (AskShape("k1", 10),), user="bob"),
+                AppShape("app-3", "root.parent.gangs", (AskShape("k1", 10),)),
+                AppShape("lost", "root.parent.newq", (AskShape("k1", 10),)),
+                AppShape("gang-big", "root.parent.gangs", (), GangShape("Hard", 4, 10)),
+                AppShape("gang-fair", "root.parent.batch", (), GangShape("Soft", 1, 10))),
+          kinds=frozenset({"node", "submit", "ask", "schedule", "release"}),
+          depth=5, config=ADMISSION),
+)}
+"""The named scopes (``yunikorn-fsm explore --scope NAME``)."""

@@ -1,0 +1,318 @@
+"""Breadth-first search over every state of a scope, with every rule checked in each.
+
+The search starts from the RM's registration and takes every enabled action
+of the scope's alphabet in every state, level by level. A state is known by
+its fingerprint (``fingerprint.py``); only the first path to it is kept (as
+a parent pointer and an action index), so the first violation found is one
+with a shortest path, and its counterexample is that path replayed. A new
+state is stored as a snapshot (the pickled world) for the next level; with
+``liveness`` its quiescent closure is judged too.
+
+With ``workers`` > 1 each level's frontier is cut into chunks that forked
+processes expand, while this process keeps the visited set and takes the
+children in frontier order, so the states found and the verdict are the same
+as with one worker.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from scheduler.trace import Step
+
+from ..registry import Violation
+from ..runner import CLOCK_START
+from ..world import World
+from . import closure
+from .fingerprint import fingerprint
+from .scope import Action, Scope
+
+
+@dataclass(frozen=True)
+class Options:
+    """What to explore and how."""
+
+    scope: Scope
+    depth: int
+    seconds: float | None = None
+    workers: int = 1
+    symmetry: bool = True
+    liveness: bool = True
+
+
+@dataclass
+class Child:
+    """One action taken from one state, as a worker reports it."""
+
+    action: int
+    fp: int
+    snapshot: bytes | None
+    """None when the child was already known (or is on the last level)."""
+    violations: list[Violation]
+    verdict: tuple[str, ...] = ()
+    """Liveness properties its quiescent closure broke."""
+    known: bool = False
+
+
+@dataclass
+class Found:
+    """A violation and the shortest path of actions to it."""
+
+    violations: list[Violation]
+    path: list[int]
+    liveness: bool
+    """A liveness property broke in the path's last state's closure."""
+
+
+@dataclass
+class Stats:
+    """TLC-style figures of one search."""
+
+    generated: int = 0
+    distinct: int = 1
+    depth: int = 0
+    levels: list[int] = field(default_factory=lambda: [1])
+    generated_by: Counter[str] = field(default_factory=Counter)
+    distinct_by: Counter[str] = field(default_factory=Counter)
+    closures: int = 0
+    elapsed: float = 0.0
+
+    @property
+    def rate(self) -> float:
+        return self.distinct / self.elapsed if self.elapsed else 0.0
+
+    def collision_odds(self) -> tuple[float, float]:
+        """Chance that two distinct states shared a 64-bit fingerprint: TLC's optimistic
+        estimate (distinct x (generated - distinct) / 2^64) and the birthday bound."""
+        n, g = self.distinct, self.generated + 1
+        return n * max(0, g - n) / 2.0 ** 64, n * n / 2.0 ** 65
+
+
+@dataclass
+class Result:
+    """How a search ended."""
+
+    stats: Stats
+    exhausted: bool
+    found: Found | None
+    reason: str
+    """Why it stopped: exhausted, depth bound, time budget, or a violation."""
+
+
+# ---------------------------------------------------------------- snapshots
+
+
+def freeze(world: World) -> bytes:
+    """The world as bytes, without its tape (the path is kept as parent pointers)."""
+    tape = world.steps
+    world.steps = []
+    try:
+        return pickle.dumps(world, protocol=pickle.HIGHEST_PROTOCOL)
+    finally:
+        world.steps = tape
+
+
+def thaw(snapshot: bytes) -> World:
+    world: World = pickle.loads(snapshot)
+    return world
+
+
+def root(scope: Scope) -> tuple[World, list[Violation]]:
+    """The registered world every search starts from."""
+    world = World(CLOCK_START)
+    return world, world.run(scope.registration())
+
+
+def take(world: World, action: Action, invariants: bool = True) -> tuple[list[Violation], bool]:
+    """Run one action's steps; stop at the first step that breaks a rule.
+
+    Returns the violations and whether the last step was a ``schedule()``.
+    With ``invariants=False`` only the model shim's protocol rules run (the
+    caller checks the registered invariants once it knows the state is new).
+    """
+    last = ""
+    for step in action.steps(world):
+        last = step.call
+        problems = world.run(step, invariants)
+        if problems:
+            return problems, last == "schedule"
+    return [], last == "schedule"
+
+
+# ---------------------------------------------------------------- expansion
+
+_SHARED: dict[str, object] = {}
+"""What forked workers inherit: the options and the visited set as of the level's start."""
+
+
+def _expand(task: tuple[list[tuple[int, bytes]], bool]) -> list[tuple[int, list[Child]]]:
+    parents, last = task
+    opts = _SHARED["opts"]
+    visited = _SHARED["visited"]
+    memo = _SHARED.setdefault("memo", {})
+    assert isinstance(opts, Options) and isinstance(visited, dict) and isinstance(memo, dict)
+    return expand(parents, opts, visited, memo, last)
+
+
+def expand(parents: Sequence[tuple[int, bytes]], opts: Options, visited: dict[int, object],
+           memo: dict[int, tuple[str, ...]], last: bool) -> list[tuple[int, list[Child]]]:
+    """Every child of every parent, in order; new children with their snapshot and verdicts."""
+    alphabet = opts.scope.alphabet()
+    classes = _node_classes(opts.scope)
+
+    def fp_of(w: World) -> int:
+        return fingerprint(w, opts.symmetry, classes)
+
+    out: list[tuple[int, list[Child]]] = []
+    seen: set[int] = set()
+    for parent_fp, snapshot in parents:
+        base = thaw(snapshot)
+        enabled = [i for i, a in enumerate(alphabet) if a.enabled(base)]
+        children: list[Child] = []
+        for n, index in enumerate(enabled):
+            world = base if n == 0 else thaw(snapshot)
+            violations, scheduled = take(world, alphabet[index], invariants=False)
+            fp = fp_of(world)
+            known = fp in visited or fp in seen
+            violations += world.check(after_schedule=scheduled, transitions_only=known)
+            if known or violations:
+                children.append(Child(index, fp, None, violations, known=known))
+                continue
+            seen.add(fp)
+            frozen = None if last else freeze(world)
+            verdict: tuple[str, ...] = ()
+            if opts.liveness:
+                _, verdict = closure.run(world, fp_of, memo, start=fp)
+            children.append(Child(index, fp, frozen, [], verdict))
+        out.append((parent_fp, children))
+    return out
+
+
+def _node_classes(scope: Scope) -> dict[str, str]:
+    return {node_id: f"node{memory}" for node_id, memory in scope.nodes}
+
+
+# ---------------------------------------------------------------- the search
+
+
+Progress = Callable[[Stats, int, bool], None]
+"""Told the figures so far, the frontier's size, and whether a level just ended."""
+
+
+def search(opts: Options, progress: Progress | None = None) -> Result:
+    """Explore ``opts.scope`` breadth-first to ``opts.depth`` (or the time budget)."""
+    started = time.monotonic()
+    stats = Stats()
+    labels = [a.label for a in opts.scope.alphabet()]
+    classes = _node_classes(opts.scope)
+    world, problems = root(opts.scope)
+    root_fp = fingerprint(world, opts.symmetry, classes)
+    visited: dict[int, tuple[int, int]] = {root_fp: (-1, -1)}
+    memo: dict[int, tuple[str, ...]] = {}
+    if problems:
+        return Result(stats, False, Found(problems, [], False), "a violation")
+    if opts.liveness:
+        _, verdict = closure.run(thaw(freeze(world)), lambda w: fingerprint(
+            w, opts.symmetry, classes), memo)
+        if verdict:
+            return Result(stats, False, Found([], [], True), "a violation")
+    frontier: list[tuple[int, bytes]] = [(root_fp, freeze(world))]
+    reason = "depth bound"
+    for depth in range(1, opts.depth + 1):
+        following: list[tuple[int, bytes]] = []
+        level = 0
+        for parent_fp, children in _level(frontier, opts, visited, memo, depth == opts.depth):
+            if progress is not None:
+                stats.elapsed = time.monotonic() - started
+                progress(stats, len(frontier), False)
+            for child in children:
+                stats.generated += 1
+                stats.generated_by[labels[child.action]] += 1
+                if child.violations and not child.verdict:
+                    stats.elapsed = time.monotonic() - started
+                    stats.depth = depth
+                    path = [*_path(visited, parent_fp), child.action]
+                    return Result(stats, False, Found(child.violations, path, False),
+                                  "a violation")
+                if child.known or child.fp in visited:
+                    continue
+                visited[child.fp] = (parent_fp, child.action)
+                stats.distinct += 1
+                stats.distinct_by[labels[child.action]] += 1
+                level += 1
+                if child.verdict:
+                    stats.levels.append(level)
+                    stats.depth = depth
+                    stats.elapsed = time.monotonic() - started
+                    return Result(stats, False, Found([], _path(visited, child.fp), True),
+                                  "a violation")
+                if child.snapshot is not None:
+                    following.append((child.fp, child.snapshot))
+        stats.levels.append(level)
+        stats.depth = depth
+        stats.elapsed = time.monotonic() - started
+        if progress is not None:
+            progress(stats, len(following), True)
+        frontier = following
+        if level == 0:
+            reason = "exhausted"
+            break
+        if opts.seconds is not None and time.monotonic() - started > opts.seconds:
+            reason = "time budget"
+            break
+    stats.elapsed = time.monotonic() - started
+    return Result(stats, reason == "exhausted", None, reason)
+
+
+def _level(frontier: list[tuple[int, bytes]], opts: Options, visited: dict[int, tuple[int, int]],
+           memo: dict[int, tuple[str, ...]], last: bool) -> Iterator[tuple[int, list[Child]]]:
+    """Expand one level's frontier, in frontier order (in worker processes when asked)."""
+    known: dict[int, object] = visited  # type: ignore[assignment]
+    if opts.workers <= 1 or len(frontier) < 2 * opts.workers:
+        for i in range(0, len(frontier), 16):
+            yield from expand(frontier[i:i + 16], opts, known, memo, last)
+        return
+    _SHARED.update(opts=opts, visited=visited, memo=memo)
+    size = max(1, min(64, len(frontier) // (opts.workers * 4)))
+    chunks = [(frontier[i:i + size], last) for i in range(0, len(frontier), size)]
+    ctx = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
+    with ctx.Pool(opts.workers) as pool:
+        for part in pool.imap(_expand, chunks):
+            yield from part
+
+
+def _path(visited: dict[int, tuple[int, int]], fp: int) -> list[int]:
+    path: list[int] = []
+    while True:
+        parent, action = visited[fp]
+        if parent == -1:
+            return list(reversed(path))
+        path.append(action)
+        fp = parent
+
+
+# ---------------------------------------------------------------- counterexamples
+
+
+def replay_path(scope: Scope, path: Sequence[int], liveness: bool,
+                symmetry: bool = True) -> tuple[list[Step], list[Violation]]:
+    """The SI steps of a path of actions from the root (and its closure, for liveness)."""
+    alphabet = scope.alphabet()
+    world, problems = root(scope)
+    if problems:
+        return world.steps, problems
+    for index in path:
+        problems, _ = take(world, alphabet[index])
+        if problems:
+            return world.steps, problems
+    if liveness:
+        classes = _node_classes(scope)
+        end, _ = closure.run(world, lambda w: fingerprint(w, symmetry, classes))
+        return world.steps, end.violations
+    return world.steps, []

@@ -1,0 +1,213 @@
+"""Liveness: what must eventually happen, judged in a quiescent state.
+
+A safety invariant says nothing bad has happened; these say that something
+good does not wait forever. They are judged once the world is *quiescent*:
+the shim confirmed every release the core asked for and sent nothing new,
+the clock passed every timer the core holds (and a day more), and
+``schedule()`` changed nothing any more (``invariants/explore/closure.py``
+drives a state there). What is still waiting then waits forever.
+
+Each property reads what the shim knows and the checker's own reading of
+the configuration (quotas on the path); application states come from the
+core, which the model shim has already checked against what it was told.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from . import quantities as qty
+from . import view
+from .registry import Violation
+from .shim import RMView
+from .world import World
+
+SETTLING = ("Resuming", "Failing", "Completing")
+
+
+@dataclass(frozen=True)
+class Property:
+    """An ``eventually`` rule: its statement, seed section and what it means when broken."""
+
+    name: str
+    statement: str
+    seed: str
+    meaning: str
+    check: Callable[[World], list[Violation]]
+
+
+LIVENESS: dict[str, Property] = {}
+
+
+def _property(name: str, statement: str, seed: str, meaning: str
+              ) -> Callable[[Callable[[World], list[Violation]]],
+                            Callable[[World], list[Violation]]]:
+    def register(fn: Callable[[World], list[Violation]]) -> Callable[[World], list[Violation]]:
+        if name in LIVENESS:
+            raise ValueError(f"liveness property {name} registered twice")
+        LIVENESS[name] = Property(name, statement, seed, meaning, fn)
+        return fn
+    return register
+
+
+QUIESCENCE = "liveness.quiescence"
+LIVENESS[QUIESCENCE] = Property(
+    QUIESCENCE,
+    "Once the shim only confirms releases and the clock only passes timers, the core comes "
+    "to rest: a bounded number of cycles and timers leaves nothing to do.",
+    "004 'Scheduling' (the cycle), 002 'Lifecycle of applications'",
+    "The core keeps releasing, re-timing or changing state on its own forever.",
+    lambda world: [],
+)
+
+
+def judge(world: World) -> list[Violation]:
+    """Every liveness property in a quiescent world (empty: all hold)."""
+    out: list[Violation] = []
+    for prop in LIVENESS.values():
+        out.extend(prop.check(world))
+    return out
+
+
+def _running(world: World) -> list[RMView]:
+    return [rv for _, rv in sorted(world.shim.rms.items()) if not rv.paused and not rv.stopped]
+
+
+@_property(
+    "liveness.applications_settle",
+    "In a quiescent world no application is Resuming, Failing or Completing; a New one has "
+    "no ask yet (it waits for the shim) and an Accepted one holds no allocation: a gang "
+    "whose placeholders are all allocated and whose real pods never come does not stay "
+    "Accepted forever.",
+    "001 'Cleanup', 'Placeholder timeout'; 002 'Lifecycle of applications'; "
+    "docs/design-notes.md finding 1",
+    "An application hangs in a transient state, or a gang holds its placeholders forever.",
+)
+def _applications_settle(world: World) -> list[Violation]:
+    out = []
+    running = {rv.rm_id for rv in _running(world)}
+    for p in view.partitions(world.api):
+        if p.rm_id not in running:
+            continue
+        for app in p.apps.values():
+            subject = f"application {p.name}/{app.id}"
+            if app.state in SETTLING:
+                out.append(Violation("liveness.applications_settle", subject,
+                                     f"still {app.state} in a quiescent world"))
+            elif app.state == "New" and app.asks:
+                out.append(Violation("liveness.applications_settle", subject,
+                                     f"New forever with {len(app.asks)} ask(s)"))
+            elif app.state == "Accepted" and app.allocations:
+                kinds = sorted({"placeholder" if a.placeholder else "real"
+                                for a in app.allocations.values()})
+                out.append(Violation("liveness.applications_settle", subject,
+                                     f"Accepted forever while holding {len(app.allocations)} "
+                                     f"{'/'.join(kinds)} allocation(s)"))
+    return out
+
+
+@_property(
+    "liveness.placeholders_time_out",
+    "No placeholder outlives its application's placeholder timeout: in a quiescent world "
+    "(the clock past every timer and a day more) every placeholder left is younger than "
+    "the timeout.",
+    "001 'Placeholder timeout', 'Cleanup' (placeholders are released when the timeout "
+    "hits, leftovers when the application completes)",
+    "Placeholders hold resources no real pod will ever use.",
+)
+def _placeholders_time_out(world: World) -> list[Violation]:
+    out = []
+    now = world.clock.now()
+    for rv in _running(world):
+        for alloc in sorted(rv.allocs.values(), key=lambda a: a.uuid):
+            app = rv.apps.get(alloc.app)
+            if not alloc.placeholder or app is None:
+                continue
+            age = now - alloc.created
+            if age > app.placeholder_timeout and alloc.releasing is None:
+                out.append(Violation(
+                    "liveness.placeholders_time_out", f"placeholder {alloc.uuid}",
+                    f"held {age:g} s, past its application's {app.placeholder_timeout:g} s "
+                    f"placeholder timeout, with nothing left to happen"))
+    return out
+
+
+@_property(
+    "liveness.asks_served",
+    "In a quiescent world no ask is pending that fits an empty schedulable node and the "
+    "quota of every queue on its path: it was allocated, or it was rejected or released "
+    "with a reason.",
+    "004 'Scheduling' (the cycle allocates what fits); 002 'AllocationAsk'",
+    "A pod waits forever although the cluster and its queue have room for it.",
+)
+def _asks_served(world: World) -> list[Violation]:
+    out = []
+    for rv in _running(world):
+        if world.predicate is not None:
+            continue
+        empty = [n for _, n in sorted(rv.nodes.items())
+                 if n.state == "Schedulable" and not rv.allocs_on(n.id)]
+        for (app_id, key), ask in sorted(rv.asks.items()):
+            app = rv.apps.get(app_id)
+            if ask.pending <= 0 or app is None or app.state not in ("Accepted", "Running",
+                                                                     "Completing"):
+                continue
+            if not ask.placeholder and rv.pending_placeholders(app_id):
+                continue
+            if not _quota_allows(rv, app_id, ask.resource):
+                continue
+            room = [n.id for n in empty if n.partition == app.partition
+                    and qty.fits(ask.resource, qty.minus(n.capacity, n.occupied))]
+            if room:
+                out.append(Violation(
+                    "liveness.asks_served", f"ask {app_id}/{key}",
+                    f"pending forever although node {room[0]} is empty and every queue on "
+                    f"{app.path} has room for {qty.show(ask.resource)}"))
+    return out
+
+
+def _quota_allows(rv: RMView, app_id: str, r: dict[str, int]) -> bool:
+    app = rv.apps[app_id]
+    pm = rv.config.partition(app.partition)
+    if pm is None:
+        return False
+    starting = not rv.holds_slot(app)
+    for q in pm.chain(app.path):
+        if q.max is not None:
+            used = rv.usage_below(app.partition, q.path)
+            if any(used.get(k, 0) + v > q.max[k] for k, v in r.items() if k in q.max):
+                return False
+        if starting and q.max_applications > 0:
+            counted = sum(1 for a in rv.apps_below(app.partition, q.path) if rv.holds_slot(a))
+            if counted >= q.max_applications:
+                return False
+    return True
+
+
+@_property(
+    "liveness.releases_end",
+    "Every release the core asked for ends once the shim confirms it: in a quiescent world "
+    "the shim owes no confirmation and the core holds no allocation it is releasing.",
+    "001 'Placeholder allocation replacement' step 3, 'Cleanup'; 002 "
+    "'AllocationRelease' (the shim confirms a release the core started)",
+    "Resources stay booked for a pod that is gone, or the core asks again and again.",
+)
+def _releases_end(world: World) -> list[Violation]:
+    out = []
+    running = {rv.rm_id for rv in _running(world)}
+    for rv in _running(world):
+        for alloc in sorted(rv.allocs.values(), key=lambda a: a.uuid):
+            if alloc.releasing is not None:
+                out.append(Violation("liveness.releases_end", f"allocation {alloc.uuid}",
+                                     f"the shim still owes a {alloc.releasing.name} "
+                                     "confirmation after confirming every release"))
+    for p in view.partitions(world.api):
+        if p.rm_id not in running:
+            continue
+        for uuid, held in sorted(p.allocations.items()):
+            if held.state == "Releasing":
+                out.append(Violation("liveness.releases_end", f"allocation {uuid}",
+                                     "the core is still releasing it after every "
+                                     "confirmation was sent"))
+    return out
