@@ -115,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
     from invariants.cli import add_check_command
 
     add_check_command(sub)
+
+    from .rpc.commands import add_serve_command
+
+    add_serve_command(sub)
     return parser
 
 
