@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -110,3 +111,25 @@ def test_serve_without_the_grpc_extra_says_which_to_install() -> None:
             "from scheduler.cli import main; sys.exit(main(['invariants']))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True,
                           timeout=60).returncode == 0
+
+
+def test_bench_over_grpc_reports_throughput_and_latency() -> None:
+    result = subprocess.run([*SERVE[:-1], "bench", "--grpc", "--nodes", "20", "--pods", "200",
+                             "--samples", "5"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    assert (figures["mode"], figures["nodes"], figures["pods"]) == ("grpc", 20, 200)
+    assert figures["allocations_per_second"] > 0 and figures["doubled"] == 0
+    assert figures["latency_samples"] == 5
+    assert 0 < figures["latency_p50_ms"] <= figures["latency_p99_ms"]
+    assert "throughput" in result.stderr               # progress, line by line when piped
+
+
+def test_soak_over_grpc_agrees_with_the_state_dump() -> None:
+    result = subprocess.run([*SERVE[:-1], "bench", "--grpc", "--soak", "2", "--rms", "2"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    assert figures["views_agree_with_state_dump"] is True
+    assert figures["doubled"] == 0 and figures["errors"] == []
+    assert figures["allocations"] > 0 and figures["rounds"] > 0

@@ -250,7 +250,7 @@ def _single(fd: FieldDescriptor, depth: int) -> st.SearchStrategy[Any]:
 
 
 @pytest.mark.parametrize("model", si.MESSAGE_MODELS, ids=lambda m: m.__name__)
-@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow,
                                                   HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_any_wire_message_validates_or_names_a_field(

@@ -112,3 +112,44 @@ def run_serve(args: argparse.Namespace) -> int:
     server.stop(grace=1.0)
     logging.getLogger("yunikorn_fsm.rpc").info("stopped")
     return 0
+
+
+def add_bench_options(p: argparse.ArgumentParser) -> None:
+    """``bench --grpc``: the benchmark (or a soak) driven over gRPC by the Python client."""
+    g = p.add_argument_group("over gRPC (docs/performance.md, 'Over gRPC')")
+    g.add_argument("--grpc", action="store_true",
+                   help="drive a yunikorn-fsm serve process over loopback gRPC")
+    g.add_argument("--target", metavar="HOST:PORT",
+                   help="with --grpc: a running server instead of a new one on a free port")
+    g.add_argument("--samples", type=int, default=200,
+                   help="with --grpc: single asks timed on the idle cluster (default 200)")
+    g.add_argument("--soak", type=float, metavar="SECONDS",
+                   help="with --grpc: several RMs adding and releasing work for SECONDS")
+    g.add_argument("--rms", type=int, default=8, help="with --soak: concurrent RMs (default 8)")
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    import json
+
+    problem = missing_extra()
+    if problem is not None:
+        print(f"yunikorn-fsm bench: {problem}", file=sys.stderr)
+        return 2
+    from .bench import run_bench as bench
+    from .bench import run_soak
+
+    if args.soak is not None:
+        if args.soak <= 0 or args.rms < 1:
+            print("yunikorn-fsm bench: --soak must be > 0 and --rms >= 1", file=sys.stderr)
+            return 2
+        result = run_soak(args.rms, args.soak, args.target)
+        print(json.dumps(result), flush=True)
+        ok = result["views_agree_with_state_dump"] and not result["doubled"]
+        return 0 if ok else 1
+    sizes = [int(n) for n in str(args.nodes).split(",") if n.strip()]
+    if len(sizes) != 1 or args.samples < 0:
+        print("yunikorn-fsm bench: --grpc takes one --nodes size and --samples >= 0",
+              file=sys.stderr)
+        return 2
+    print(json.dumps(bench(sizes[0], args.pods, args.samples, args.target)), flush=True)
+    return 0
