@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import logging
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -332,3 +334,15 @@ def test_tls() -> None:
             assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
     finally:
         server.stop(grace=0)
+
+
+def test_a_stream_cancelled_before_naming_its_rm_is_quiet(
+        server: Server, caplog: pytest.LogCaptureFixture) -> None:
+    chan = channel(server)
+    call = raw_stream(chan, "UpdateNode", [])
+    time.sleep(0.2)
+    call.cancel()
+    time.sleep(0.2)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+    assert raw_unary(chan, EXT_SERVICE, "StateDump", b"")
+    chan.close()

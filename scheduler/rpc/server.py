@@ -508,7 +508,10 @@ class Server:
     def _update(self, kind: str, requests: Iterator[bytes],
                 context: grpc.ServicerContext) -> Iterator[bytes]:
         wire_cls, model, _method = _REQUESTS[kind]
-        first = next(requests, None)
+        try:
+            first = next(requests, None)
+        except grpc.RpcError:
+            return                               # the client left before naming its RM
         if first is None:
             return
         request: Any = _decode(first, wire_cls, model)
