@@ -346,3 +346,27 @@ def test_a_stream_cancelled_before_naming_its_rm_is_quiet(
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
     assert raw_unary(chan, EXT_SERVICE, "StateDump", b"")
     chan.close()
+
+
+def test_a_stalled_stream_is_reset_after_the_grace_period() -> None:
+    """The worker sending to a client that never reads is freed: the call is reset."""
+    server = serve(stream_buffer_bytes=64 * 1024, stalled_grace=0.2)
+    try:
+        chan = channel(server)
+        raw_unary(chan, SCHEDULER_SERVICE, "RegisterResourceManager", frame(register("rm-s")))
+        kept = [raw_stream(chan, "UpdateApplication", [frame(app("rm-s", "app-1"))]),
+                raw_stream(chan, "UpdateNode", [frame(nodes("rm-s", "node-1", memory=10**9))])]
+        allocs = raw_stream(chan, "UpdateAllocation", [frame(ask(
+            "rm-s", "app-1", f"k{i}", repeat=200, tags={"t": "x" * 2048})) for i in range(40)])
+        wait_until(lambda: server.sessions().get("rm-s") == "paused", timeout=30)
+        session = server._sessions["rm-s"]
+        wait_until(lambda: not session.streams, what="the server's writers released")
+        # the client learns it once it reads: what was in flight, then the status, or the
+        # reset when its status could not get through
+        assert drained_status(allocs)[0] in (grpc.StatusCode.CANCELLED,
+                                             grpc.StatusCode.RESOURCE_EXHAUSTED)
+        assert [drained_status(call)[0] for call in kept] == [
+            grpc.StatusCode.RESOURCE_EXHAUSTED] * 2
+        chan.close()
+    finally:
+        server.stop(grace=0)

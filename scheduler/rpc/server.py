@@ -77,6 +77,8 @@ class ServerOptions:
     """Concurrent calls (streams included) before new ones get RESOURCE_EXHAUSTED."""
     rm_pause_timeout: float = 0.0
     """Seconds a paused RM may take to register again before it is unregistered; 0: never."""
+    stalled_grace: float = 5.0
+    """Seconds a stream ended for not reading may take to read its status before it is reset."""
     schedule_interval: float = 0.05
     """The background scheduling loop's idle wait (it wakes at once on new requests)."""
 
@@ -104,15 +106,31 @@ class _Abort(Exception):
 class _Stream:
     """One open response stream (an update stream or a subscription)."""
 
-    __slots__ = ("end", "outbox")
+    __slots__ = ("context", "end", "outbox")
 
-    def __init__(self, outbox: _Outbox) -> None:
+    def __init__(self, outbox: _Outbox, context: grpc.ServicerContext) -> None:
         self.outbox = outbox
+        self.context = context
         self.end: _End | None = None
 
     def finish(self, end: _End) -> bool:
         """End the stream with ``end`` unless it already ends; True when this call ended it."""
         return self.outbox.finish(self, end)
+
+    def reset_later(self, grace: float) -> None:
+        """Reset the call if it is still open after ``grace`` seconds.
+
+        A client that stopped reading never takes the status that ends its
+        stream (it waits behind the unread messages, under HTTP/2 flow control),
+        and the worker thread sending to it stays blocked; a reset frees both.
+        """
+        timer = threading.Timer(grace, self._reset)
+        timer.daemon = True
+        timer.start()
+
+    def _reset(self) -> None:
+        if self.context.is_active():
+            cast(Any, self.context).cancel()         # grpc-stubs leave it untyped
 
 
 class _Outbox:
@@ -251,14 +269,15 @@ class _Session:
                                 f"the subscriber did not read its events (more than "
                                 f"{self.limit} bytes waiting); subscribe again"))
                 self.unsubscribe(sub)
+                sub.reset_later(self.server.options.stalled_grace)
 
     # -- streams ---------------------------------------------------------------------
-    def attach(self, kind: str) -> _Stream | None:
+    def attach(self, kind: str, context: grpc.ServicerContext) -> _Stream | None:
         """A new stream of ``kind``, or None when one is open already."""
         with self.lock:
             if kind in self.streams:
                 return None
-            stream = self.streams[kind] = _Stream(self.outboxes[kind])
+            stream = self.streams[kind] = _Stream(self.outboxes[kind], context)
             return stream
 
     def detach(self, kind: str, stream: _Stream) -> None:
@@ -266,8 +285,8 @@ class _Session:
             if self.streams.get(kind) is stream:
                 del self.streams[kind]
 
-    def subscribe(self) -> _Stream:
-        stream = _Stream(_Outbox(self.limit))
+    def subscribe(self, context: grpc.ServicerContext) -> _Stream:
+        stream = _Stream(_Outbox(self.limit), context)
         with self.lock:
             self.subscribers = [*self.subscribers, stream]
         return stream
@@ -516,7 +535,7 @@ class Server:
             return
         request: Any = _decode(first, wire_cls, model)
         session = self._session(request.rm_id)
-        stream = session.attach(kind)
+        stream = session.attach(kind, context)
         if stream is None:
             raise _Abort(grpc.StatusCode.ALREADY_EXISTS,
                          f"resource manager {session.rm_id} has an open {kind} stream already")
@@ -580,6 +599,10 @@ class Server:
     def _overflow(self, session: _Session, end: _End) -> None:
         """A client that does not read (called inside the core's delivery: never blocks)."""
         session.close(end)
+        with session.lock:
+            stalled = list(session.streams.values())
+        for stream in stalled:
+            stream.reset_later(self.options.stalled_grace)
         self._control.submit(self._lost, session, end)
 
     def _lost(self, session: _Session, end: _End) -> None:
@@ -632,7 +655,7 @@ class Server:
     @_guard_stream
     def _subscribe(self, raw: bytes, context: grpc.ServicerContext) -> Iterator[bytes]:
         session = self._session(self._rm_id(raw, ext_pb2.SubscribeRequest))
-        stream = session.subscribe()
+        stream = session.subscribe(context)
         try:
             if not context.add_callback(functools.partial(self._left, stream)):
                 return
