@@ -300,3 +300,18 @@ def test_server_shutdown_ends_the_streams_with_unavailable() -> None:
     assert seen[0][:2] == ("rm-1", grpc.StatusCode.UNAVAILABLE)
     assert not client.connected("rm-1")
     client.close()
+
+
+def test_a_raising_callback_is_logged_and_delivery_goes_on(
+        server: Server, caplog: pytest.LogCaptureFixture) -> None:
+    class Flaky(RecordingShim):
+        def update_application(self, response: si.ApplicationResponse) -> None:
+            super().update_application(response)
+            raise RuntimeError("shim bug")
+
+    shim = Flaky()
+    with connect(server) as client:
+        start_rm(client, "rm-1", shim, "node-1")
+        client.update_allocation(ask("rm-1", "app-1", "pod"))
+        wait_until(lambda: shim.allocations and len(shim.app_updates) == 2)
+    assert any("callback for application raised" in r.getMessage() for r in caplog.records)

@@ -17,6 +17,7 @@ process by swapping one object. The differences are the wire's:
 from __future__ import annotations
 
 import json
+import logging
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -34,6 +35,8 @@ from ._generated import yunikorn_fsm_ext_pb2 as ext_pb2
 from .convert import from_proto, to_proto
 
 __all__ = ["Client", "Disconnected"]
+
+log = logging.getLogger("yunikorn_fsm.rpc.client")
 
 DisconnectHandler = Callable[[str, grpc.StatusCode, str], None]
 
@@ -259,7 +262,10 @@ class Client:
         try:
             for message in call:
                 with self._deliver:
-                    deliver(message)
+                    try:
+                        deliver(message)
+                    except Exception:       # as in-process: logged, and delivery goes on
+                        log.exception("resource manager callback for %s raised", kind)
         except grpc.RpcError as error:
             if not link.ended_by_us:
                 code, details = error.code(), error.details() or ""
