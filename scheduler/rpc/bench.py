@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler import si
-from scheduler.bench import BENCH_CONFIG, RM_ID, CountingShim
+from scheduler.bench import BENCH_CONFIG, RM_ID, CountingShim, peak_rss_mb
 
 from .client import Client
 
@@ -215,6 +215,7 @@ def run_bench(nodes: int, pods: int, samples: int = 200,
             "latency_samples": len(latencies),
             "latency_p50_ms": round(statistics.median(latencies) * 1000, 3) if latencies else None,
             "latency_p99_ms": round(quantiles[98] * 1000, 3) if latencies else None,
+            "peak_rss_mb": round(peak_rss_mb(), 1),      # this (the client's) process
             "server_peak_rss_mb": rss_mb(pid, "VmHWM"),
             "doubled": len(shim.doubled),
         }
