@@ -315,3 +315,21 @@ def test_a_raising_callback_is_logged_and_delivery_goes_on(
         client.update_allocation(ask("rm-1", "app-1", "pod"))
         wait_until(lambda: shim.allocations and len(shim.app_updates) == 2)
     assert any("callback for application raised" in r.getMessage() for r in caplog.records)
+
+
+def test_a_second_registration_takes_the_rm_over(server: Server) -> None:
+    seen: list[tuple[str, grpc.StatusCode, str]] = []
+    first = connect(server, on_disconnect=lambda *args: seen.append(args))
+    start_rm(first, "rm-1", RecordingShim(), "node-1")
+    second, shim = connect(server), RecordingShim()
+    start_rm(second, "rm-1", shim, "node-1")           # the core wiped rm-1: a full resync
+    wait_until(lambda: seen, what="the first client told")
+    assert seen[0][:2] == ("rm-1", grpc.StatusCode.ABORTED)
+    assert "registered again" in seen[0][2]
+    assert server.sessions() == {"rm-1": "running"}    # the old streams' end paused nothing
+    second.update_allocation(ask("rm-1", "app-1", "pod"))
+    wait_until(lambda: shim.allocations, what="the new registration served")
+    with pytest.raises(Disconnected):
+        first.update_allocation(ask("rm-1", "app-1", "other"))
+    first.close()
+    second.close()

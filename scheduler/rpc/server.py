@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import contextlib
 import functools
 import hmac
 import json
@@ -443,10 +444,6 @@ class Server:
             self.api.stop()
         self._control.shutdown(wait=True)
 
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until the server stops (True) or ``timeout`` passes (False)."""
-        return self._grpc is not None and self._grpc.wait_for_termination(timeout) is not False
-
     def sessions(self) -> dict[str, str]:
         """The RMs this server knows and their connection state (``running`` or ``paused``)."""
         with self._lock:
@@ -591,7 +588,7 @@ class Server:
     def _ended(self, session: _Session, stream: _Stream) -> None:
         """A stream's call terminated; when the client ended it, the RM lost its connection."""
         if stream.finish(_CLIENT_LEFT):
-            self._control.submit(self._lost, session, _End(
+            self._later(self._lost, session, _End(
                 grpc.StatusCode.UNAVAILABLE,
                 f"a stream of resource manager {session.rm_id} was dropped: it is paused; "
                 "register again to resync"))
@@ -603,7 +600,12 @@ class Server:
             stalled = list(session.streams.values())
         for stream in stalled:
             stream.reset_later(self.options.stalled_grace)
-        self._control.submit(self._lost, session, end)
+        self._later(self._lost, session, end)
+
+    def _later(self, task: Callable[..., None], *args: Any) -> None:
+        """Run ``task`` on the control thread (never on a callback's or gRPC's thread)."""
+        with contextlib.suppress(RuntimeError):  # stopping: nothing to pause any more
+            self._control.submit(task, *args)
 
     def _lost(self, session: _Session, end: _End) -> None:
         """Pause the RM of ``session`` (if it is still the current, running one)."""
