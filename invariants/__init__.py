@@ -10,7 +10,7 @@ invariant after every step.
 from __future__ import annotations
 
 from . import accounting, gang, lifecycle, scheduling
-from .lifecycle import LifecycleRecorder
+from .recorder import LifecycleRecorder
 from .registry import REGISTRY, CheckContext, Invariant, Violation, check_all, results
 
 __all__ = [

@@ -10,18 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from scheduler import resources as res
-from scheduler.objects import LIVE_APP_STATES
-from scheduler.resources import Resource
+from statemachines.application import LIVE, SCHEDULABLE
 
+from . import quantities as qty
 from .registry import CheckContext, Violation, invariant
-from .walk import partitions
+from .view import partitions
 
 F003 = "003 'Operations to remove allocations and add or remove asks', 'Allocations'"
 
 
-def _fmt(r: Resource) -> str:
-    return res.to_str(r)
+def _fmt(r: dict[str, int]) -> str:
+    return qty.show(r)
 
 
 @invariant(
@@ -36,15 +35,15 @@ def _fmt(r: Resource) -> str:
 def _app_totals(ctx: CheckContext) -> Iterator[Violation]:
     for p in partitions(ctx.scheduler):
         for app in p.apps.values():
-            real = res.total(a.resource for a in app.allocations.values() if not a.placeholder)
-            ph = res.total(a.resource for a in app.allocations.values() if a.placeholder)
-            pending = res.total(res.multiply(k.resource, k.pending_repeats)
+            real = qty.total(a.resource for a in app.allocations.values() if not a.placeholder)
+            ph = qty.total(a.resource for a in app.allocations.values() if a.placeholder)
+            pending = qty.total(qty.times(k.resource, k.pending_repeats)
                                 for k in app.pending_asks.values())
             subject = f"application {p.name}/{app.id}"
             for what, have, want in (("allocated", app.allocated, real),
                                      ("placeholder_allocated", app.placeholder_allocated, ph),
                                      ("pending", app.pending, pending)):
-                if not res.equal(have, want):
+                if not qty.same(have, want):
                     yield Violation("accounting.application", subject,
                                     f"{what} is {_fmt(have)} but its objects sum to {_fmt(want)}")
             for k in app.asks.values():
@@ -66,31 +65,31 @@ def _app_totals(ctx: CheckContext) -> Iterator[Violation]:
 )
 def _queue_totals(ctx: CheckContext) -> Iterator[Violation]:
     for p in partitions(ctx.scheduler):
-        alloc: dict[str, Resource] = {path: {} for path in p.queues}
-        pend: dict[str, Resource] = {path: {} for path in p.queues}
+        alloc: dict[str, dict[str, int]] = {path: {} for path in p.queues}
+        pend: dict[str, dict[str, int]] = {path: {} for path in p.queues}
         for app in p.apps.values():
-            if app.queue is None or app.state not in LIVE_APP_STATES:
+            if app.queue is None or app.state not in LIVE:
                 continue
-            held = res.add(app.allocated, app.placeholder_allocated)
+            held = qty.plus(app.allocated, app.placeholder_allocated)
             for q in app.queue.ancestry():
                 if q.path not in alloc:
                     yield Violation("accounting.queue", f"application {p.name}/{app.id}",
                                     f"its queue path contains {q.path}, which is not in the "
                                     "partition")
                     continue
-                res.add_into(alloc[q.path], held)
-                res.add_into(pend[q.path], app.pending)
+                alloc[q.path] = qty.plus(alloc[q.path], held)
+                pend[q.path] = qty.plus(pend[q.path], app.pending)
         for path, q in p.queues.items():
-            if not res.equal(q.allocated, alloc[path]):
+            if not qty.same(q.allocated, alloc[path]):
                 yield Violation("accounting.queue", f"queue {p.name}/{path}",
                                 f"allocated is {_fmt(q.allocated)} but its applications hold "
                                 f"{_fmt(alloc[path])}")
-            if not res.equal(q.pending, pend[path]):
+            if not qty.same(q.pending, pend[path]):
                 yield Violation("accounting.queue", f"queue {p.name}/{path}",
                                 f"pending is {_fmt(q.pending)} but its applications ask "
                                 f"{_fmt(pend[path])}")
             counted = sum(1 for a in p.apps.values() if a.counted_running and a.queue is not None
-                          and a.state in LIVE_APP_STATES and q in a.queue.ancestry())
+                          and a.state in LIVE and q in a.queue.ancestry())
             if counted != q.running_apps:
                 yield Violation("accounting.queue", f"queue {p.name}/{path}",
                                 f"running_apps is {q.running_apps} but {counted} applications "
@@ -109,13 +108,13 @@ def _node_totals(ctx: CheckContext) -> Iterator[Violation]:
     for p in partitions(ctx.scheduler):
         for node in p.nodes.values():
             subject = f"node {p.name}/{node.id}"
-            held = res.total(a.resource for a in node.allocations.values())
-            if not res.equal(node.allocated, held):
+            held = qty.total(a.resource for a in node.allocations.values())
+            if not qty.same(node.allocated, held):
                 yield Violation("accounting.node", subject,
                                 f"allocated is {_fmt(node.allocated)} but its allocations sum to "
                                 f"{_fmt(held)}")
-            room = res.sub(res.sub(node.capacity, node.occupied), node.allocated)
-            if not res.equal(node.available, room):
+            room = qty.minus(qty.minus(node.capacity, node.occupied), node.allocated)
+            if not qty.same(node.available, room):
                 yield Violation("accounting.node", subject,
                                 f"available is {_fmt(node.available)}, expected {_fmt(room)}")
 
@@ -131,7 +130,7 @@ def _node_totals(ctx: CheckContext) -> Iterator[Violation]:
 def _queue_max(ctx: CheckContext) -> Iterator[Violation]:
     for p in partitions(ctx.scheduler):
         for q in p.queues.values():
-            if q.max is not None and not res.within(q.allocated, q.max) \
+            if q.max is not None and not qty.within(q.allocated, q.max) \
                     and not q.over_quota_reason:
                 yield Violation("quota.queue_max", f"queue {p.name}/{q.path}",
                                 f"allocated {_fmt(q.allocated)} exceeds max {_fmt(q.max)} "
@@ -148,8 +147,8 @@ def _queue_max(ctx: CheckContext) -> Iterator[Violation]:
 def _node_capacity(ctx: CheckContext) -> Iterator[Violation]:
     for p in partitions(ctx.scheduler):
         for node in p.nodes.values():
-            used = res.add(node.allocated, node.occupied)
-            if not res.within(used, node.capacity) and not node.over_capacity_reason:
+            used = qty.plus(node.allocated, node.occupied)
+            if not qty.within(used, node.capacity) and not node.over_capacity_reason:
                 yield Violation("capacity.node", f"node {p.name}/{node.id}",
                                 f"allocated + occupied {_fmt(used)} exceeds capacity "
                                 f"{_fmt(node.capacity)} with no recovery or shrink to explain it")
@@ -210,7 +209,8 @@ def _references(ctx: CheckContext) -> Iterator[Violation]:
     "reservations.valid",
     "A reservation is held only on a schedulable node of the partition, for an ask "
     "that is still pending and fits the node's capacity - occupied; node and "
-    "partition agree on it.",
+    "partition agree on it; once a node is reserved, only the reserved ask is allocated "
+    "on it.",
     "004 'Implementation' (reserve room against fragmentation)",
     "A node is kept for an ask that can never use it: other work is blocked for nothing.",
 )
@@ -222,7 +222,7 @@ def _reservations(ctx: CheckContext) -> Iterator[Violation]:
             ask = app.asks.get(key) if app is not None else None
             if ask is None or ask.state != "Pending":
                 yield Violation("reservations.valid", subject, "its ask is not pending")
-            elif app is not None and app.state not in ("Accepted", "Running", "Completing"):
+            elif app is not None and app.state not in SCHEDULABLE:
                 yield Violation("reservations.valid", subject,
                                 f"its application is {app.state} and can not be scheduled")
             elif ask.parked_on:
@@ -238,8 +238,8 @@ def _reservations(ctx: CheckContext) -> Iterator[Violation]:
             if node.reservation != (app_id, key):
                 yield Violation("reservations.valid", subject,
                                 f"node {node.id} records {node.reservation}")
-            if ask is not None and not res.fits(ask.resource,
-                                                res.sub(node.capacity, node.occupied)):
+            if ask is not None and not qty.fits(ask.resource,
+                                                qty.minus(node.capacity, node.occupied)):
                 yield Violation("reservations.valid", subject,
                                 f"the ask no longer fits node {node.id} at all")
         for node in p.nodes.values():
@@ -247,13 +247,23 @@ def _reservations(ctx: CheckContext) -> Iterator[Violation]:
                 yield Violation("reservations.valid", f"node {p.name}/{node.id}",
                                 f"records reservation {node.reservation} the partition "
                                 "does not know")
+            if node.reservation is None:
+                continue
+            taken = sorted(a.uuid for a in node.allocations.values()
+                           if a.seq > node.reserved_at and not a.recovered
+                           and (a.app.id, a.ask_key) != node.reservation)
+            if taken:
+                yield Violation("reservations.valid", f"node {p.name}/{node.id}",
+                                f"reserved for {node.reservation[0]}/{node.reservation[1]}, "
+                                f"yet {taken} were allocated on it after the reservation")
 
 
 @invariant(
     "application.state_agrees",
     "An application's state agrees with what it holds: New has no asks; Accepted holds "
-    "no real allocation; Completing has no pending ask and no real allocation; "
-    "Completed, Failed, Rejected and Expired hold no asks and no allocations.",
+    "no real allocation; Completing has no pending ask and no real allocation; Failing "
+    "is releasing everything it holds; Completed, Failed, Rejected and Expired hold no "
+    "asks and no allocations.",
     "001 'Application completion', 'Definition', 'Cleanup'",
     "The lifecycle and the accounting disagree: an application is reported finished "
     "while it still holds resources, or waits while it runs.",
@@ -271,9 +281,13 @@ def _app_state(ctx: CheckContext) -> Iterator[Violation]:
             if app.state == "Completing" and (app.pending_asks or real):
                 yield Violation("application.state_agrees", subject,
                                 "Completing but still has pending asks or real allocations")
-            if app.state not in LIVE_APP_STATES and (app.pending_asks or app.allocations):
+            if app.state not in LIVE and (app.pending_asks or app.allocations):
                 yield Violation("application.state_agrees", subject,
                                 f"{app.state} but still holds asks or allocations")
+            if app.state == "Failing" and any(a.state == "Allocated"
+                                              for a in app.allocations.values()):
+                yield Violation("application.state_agrees", subject,
+                                "Failing while an allocation is not being released")
 
 
 @invariant(

@@ -1,42 +1,248 @@
-"""``yunikorn-fsm check``: run the stateful checker and report every invariant."""
+"""The checker's commands: ``check``, ``replay``, ``invariants`` and ``flows``.
+
+``check`` draws test cases from a seed for a time budget, checks every
+invariant and protocol rule after every step, reports coverage, and on a
+violation shrinks the run and writes it as a trace file that ``replay`` runs
+again. Usage errors exit 2 with one line and no traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import time
 from pathlib import Path
-from typing import Any
-
-from hypothesis import HealthCheck, Phase, settings
-from hypothesis import seed as hypothesis_seed
-from hypothesis.stateful import run_state_machine_as_test
+from typing import Any, TextIO
 
 from scheduler.errors import ConfigError
+from scheduler.trace import TraceError, read_trace
 
+from .protocol import PROTOCOL
 from .registry import REGISTRY
+
+FAILURES = ".yunikorn-fsm/failures"
+
+
+class UsageError(Exception):
+    """A command line that can not run: exit 2 with this message."""
 
 
 def add_check_command(sub: Any) -> None:
-    """Register the ``check`` subcommand on the main CLI's subparsers."""
+    """Register the checker's subcommands on the main CLI's subparsers."""
     p = sub.add_parser(
-        "check",
-        help="drive the scheduler at random and check every invariant after every step",
-    )
-    p.add_argument("--config", help="a queues.yaml to check instead of the embedded one")
-    p.add_argument("--examples", type=int, default=200, help="random runs (default 200)")
-    p.add_argument("--steps", type=int, default=50, help="steps per run (default 50)")
-    p.add_argument("--seed", type=int, default=None, help="make the run reproducible")
+        "check", help="drive the core at random and check every rule after every step")
+    p.add_argument("--config", help="check this queues.yaml only (default: drawn per case)")
+    p.add_argument("--seed", type=int, default=None, help="repeat a run (default: a fresh seed)")
+    p.add_argument("--seconds", type=float, default=60.0, help="time budget (default 60)")
+    p.add_argument("--examples", type=int, default=None, help="stop after this many test cases")
+    p.add_argument("--steps", type=int, default=None, help="at most this many steps per case")
+    p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    p.add_argument("--out", default=FAILURES, help=f"where counterexamples go ({FAILURES})")
+    p.add_argument("--shrink-seconds", type=float, default=None,
+                   help="time to shrink a counterexample (default 30; 0 in --self-test)")
+    p.add_argument("--coverage-out", metavar="FILE", help="write edge and goal coverage as JSON")
+    p.add_argument("--stats", action="store_true", help="print throughput and where time goes")
+    p.add_argument("--no-replay", action="store_true",
+                   help="do not replay the stored counterexamples first")
+    p.add_argument("--self-test", action="store_true",
+                   help="run the deliberately broken cores and report the kill score")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=run_check)
+
+    p = sub.add_parser("replay", help="run a trace file, checking every rule after every step")
+    p.add_argument("file")
+    p.add_argument("--mermaid", metavar="OUT", help="also write a Mermaid sequence diagram")
+    p.add_argument("--quiet", action="store_true", help="print only the verdict")
+    p.set_defaults(func=run_replay)
 
     p = sub.add_parser("flows", help="run the gang design's flows and print their traces")
     p.add_argument("--markdown", action="store_true", help="print docs/gang.md")
     p.set_defaults(func=print_flows)
 
-    p = sub.add_parser("invariants", help="list the invariants (or write docs/invariants.md)")
-    p.add_argument("--markdown", action="store_true", help="print the Markdown page instead")
+    p = sub.add_parser("invariants", help="list the rules the checker holds (or the docs page)")
+    p.add_argument("--markdown", action="store_true", help="print docs/invariants.md instead")
     p.set_defaults(func=list_invariants)
+
+
+# ---------------------------------------------------------------- check
+
+
+def run_check(args: argparse.Namespace) -> int:
+    try:
+        return _check(args)
+    except UsageError as exc:
+        print(f"yunikorn-fsm check: {exc}", file=sys.stderr)
+        return 2
+
+
+def _check(args: argparse.Namespace) -> int:
+    from .runner import Options
+
+    if args.seconds <= 0:
+        raise UsageError(f"--seconds must be more than 0, got {args.seconds:g}")
+    if args.examples is not None and args.examples <= 0:
+        raise UsageError(f"--examples must be at least 1, got {args.examples}")
+    if args.steps is not None and args.steps <= 0:
+        raise UsageError(f"--steps must be at least 1, got {args.steps}")
+    if args.workers < 1:
+        raise UsageError(f"--workers must be at least 1, got {args.workers}")
+    if args.shrink_seconds is not None and args.shrink_seconds < 0:
+        raise UsageError(f"--shrink-seconds must be 0 or more, got {args.shrink_seconds:g}")
+    config = _config(args.config) if args.config else None
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
+    print(f"seed: {seed}", flush=True)
+    if args.self_test:
+        from .selftest import self_test
+
+        return self_test(seed, args.seconds, args.workers, quiet=args.quiet,
+                         shrink_seconds=args.shrink_seconds or 0.0)
+    if not args.no_replay:
+        code = _replay_stored(Path(args.out))
+        if code:
+            return code
+    opts = Options(seed=seed, seconds=args.seconds, examples=args.examples, steps=args.steps,
+                   workers=args.workers, config=config, stats=args.stats)
+    return _search(args, opts)
+
+
+def _config(path: str) -> str:
+    from . import model
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        model.read(text)
+    except OSError as exc:
+        raise UsageError(f"can not read {path}: {exc.strerror}") from None
+    except ConfigError as exc:
+        raise UsageError(f"{path}: invalid configuration: {exc}") from None
+    return text
+
+
+def _replay_stored(folder: Path) -> int:
+    """Counterexamples found before are replayed first: one still failing ends the run."""
+    from . import replay
+
+    for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+        try:
+            result = replay.run(read_trace(path))
+        except TraceError:
+            continue
+        if result.violation is not None:
+            print(f"stored counterexample {path} still fails: {result.violation}")
+            print(f"replay it with: yunikorn-fsm replay {path}")
+            print("result: FAILED")
+            return 1
+    return 0
+
+
+def _search(args: argparse.Namespace, opts: Any) -> int:
+    from . import runner
+
+    print(f"checking {len(REGISTRY)} invariants and {len(PROTOCOL)} protocol rules for "
+          f"{args.seconds:g}s with {opts.workers} worker(s)"
+          f"{' (configuration ' + args.config + ')' if args.config else ''}", flush=True)
+    tty = sys.stderr.isatty() and not args.quiet
+
+    def progress(outcome: runner.Outcome) -> None:
+        rate = outcome.steps / outcome.elapsed if outcome.elapsed else 0.0
+        line = (f"\r  {outcome.elapsed:6.1f}s  {outcome.steps:,} steps  {rate:,.0f} steps/s  "
+                f"{outcome.cases:,} cases  {outcome.coverage.summary()}")
+        sys.stderr.write(line)
+        sys.stderr.flush()
+
+    outcome = runner.run(opts, progress if tty else None)
+    if tty:
+        sys.stderr.write("\n")
+    rate = outcome.steps / outcome.elapsed if outcome.elapsed else 0.0
+    print(f"{outcome.cases:,} cases, {outcome.steps:,} steps in {outcome.elapsed:.1f}s "
+          f"({rate:,.0f} steps/s)")
+    for line in outcome.coverage.report_lines():
+        print(line)
+    if args.coverage_out:
+        outcome.coverage.write(args.coverage_out)
+        print(f"coverage written to {args.coverage_out}")
+    if args.stats:
+        _print_stats(outcome, sys.stdout)
+    if outcome.failure is None:
+        print(f"result: every invariant held after every step ({outcome.steps:,} steps)")
+        return 0
+    return _report_failure(args, outcome.failure)
+
+
+def _print_stats(outcome: Any, out: TextIO) -> None:
+    rate = outcome.steps / outcome.elapsed if outcome.elapsed else 0.0
+    out.write(f"stats: {rate:,.0f} steps/s over {outcome.steps:,} steps\n")
+    total = sum(outcome.rule_seconds.values()) or 1.0
+    out.write("  time per step kind (core call + every check):\n")
+    for kind, spent in sorted(outcome.rule_seconds.items(), key=lambda kv: -kv[1]):
+        out.write(f"    {kind:<30} {spent:8.2f}s  {100 * spent / total:5.1f}%\n")
+    out.write("  time per invariant:\n")
+    for name, spent in sorted(outcome.invariant_seconds.items(), key=lambda kv: -kv[1]):
+        out.write(f"    {name:<40} {spent:8.2f}s\n")
+    out.write("  rules drawn:\n")
+    for name, count in sorted(outcome.rule_counts.items(), key=lambda kv: -kv[1]):
+        out.write(f"    {name:<30} {count:8,}\n")
+
+
+def _report_failure(args: argparse.Namespace, failure: Any) -> int:
+    from . import replay, shrink
+    from .runner import CLOCK_START
+    from .world import World
+
+    v = failure.violation
+    print(f"\nVIOLATION {v}")
+    print(f"  found in case {failure.case} (worker {failure.worker}) after "
+          f"{failure.elapsed:.1f}s, {len(failure.steps)} steps")
+    budget = 30.0 if args.shrink_seconds is None else args.shrink_seconds
+    shrunk = shrink.shrink(failure, budget)
+    world = World(CLOCK_START, failure.scenario.predicate(), translate=failure.sym,
+                  scheduler_options={"rm_pause_timeout": failure.scenario.rm_pause_timeout})
+    for step in shrunk.steps:
+        world.run(step)
+    steps = world.steps
+    print(f"  shrunk to {len(steps)} steps with {shrunk.candidates} candidate runs in "
+          f"{shrunk.seconds:.1f}s{' (1-minimal)' if shrunk.minimal else ''}")
+    config = next((s.request.config for s in steps if s.call == "register_resource_manager"),
+                  "")
+    name = f"{time.strftime('%Y%m%d-%H%M%S')}-{v.invariant}-seed{failure.seed}.jsonl"
+    path = replay.write(Path(args.out) / name, config, CLOCK_START, steps, {
+        "seed": failure.seed, "case": failure.case, "worker": failure.worker,
+        "invariant": v.invariant, "predicate_salt": failure.scenario.predicate_salt,
+        "rm_pause_timeout": failure.scenario.rm_pause_timeout})
+    print("\nthe counterexample, as SI traffic:")
+    result = replay.run(read_trace(path), sys.stdout)
+    if result.violation is None:
+        print("(the written trace did not reproduce the violation on replay)")
+    print(f"\ncounterexample written to {path}")
+    print(f"replay it with: yunikorn-fsm replay {path}")
+    print("result: FAILED")
+    return 1
+
+
+# ---------------------------------------------------------------- replay
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    from . import replay
+
+    try:
+        trace = read_trace(args.file)
+    except TraceError as exc:
+        print(f"yunikorn-fsm replay: {args.file}: {exc}", file=sys.stderr)
+        return 2
+    result = replay.run(trace, None if args.quiet else sys.stdout)
+    if args.mermaid:
+        Path(args.mermaid).write_text(replay.mermaid(result), encoding="utf-8")
+        print(f"sequence diagram written to {args.mermaid}")
+    if result.violation is not None:
+        print(f"result: VIOLATION {result.violation}")
+        return 1
+    print(f"result: every invariant held after every step ({result.steps} steps)")
+    return 0
+
+
+# ---------------------------------------------------------------- flows, invariants
 
 
 def print_flows(args: argparse.Namespace) -> int:
@@ -60,91 +266,8 @@ def list_invariants(args: argparse.Namespace) -> int:
         print(render(), end="")
         return 0
     for inv in REGISTRY.values():
-        print(f"{inv.name:<28} {inv.statement}")
+        print(f"{inv.name:<40} {inv.statement}")
+    for check in PROTOCOL.values():
+        print(f"{check.name:<40} {check.statement}")
     return 0
 
-
-def run_check(args: argparse.Namespace) -> int:
-    from .stateful import DEFAULT_CONFIG, make_machine
-
-    text = DEFAULT_CONFIG
-    if args.config:
-        try:
-            text = Path(args.config).read_text(encoding="utf-8")
-            machine = make_machine(text)
-        except (OSError, ConfigError) as exc:
-            print(f"yunikorn-fsm check: {exc}", file=sys.stderr)
-            return 2
-    else:
-        machine = make_machine(text)
-    runs = {"n": 0}
-    started = time.monotonic()
-    original_teardown = machine.teardown
-
-    def teardown(self: Any) -> None:
-        runs["n"] += 1
-        if not args.quiet and sys.stderr.isatty():
-            print(f"\r  {runs['n']} runs, {sum(machine.rule_counts.values())} steps",
-                  end="", file=sys.stderr, flush=True)
-        original_teardown(self)
-
-    machine.teardown = teardown  # type: ignore[method-assign]
-    test_settings = settings(
-        max_examples=args.examples,
-        stateful_step_count=args.steps,
-        deadline=None,
-        database=None,
-        derandomize=args.seed is None,
-        suppress_health_check=list(HealthCheck),
-        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
-        print_blob=False,
-    )
-    print(f"checking {len(REGISTRY)} invariants: {args.examples} runs of up to "
-          f"{args.steps} steps ({'embedded config' if not args.config else args.config})")
-    failure: BaseException | None = None
-    try:
-        if args.seed is not None:
-            from hypothesis.stateful import get_state_machine_test
-
-            test = get_state_machine_test(machine, settings=test_settings)
-            hypothesis_seed(args.seed)(test)()
-        else:
-            run_state_machine_as_test(machine, settings=test_settings)
-    except Exception as exc:  # the checker's whole point is to report this
-        failure = exc
-    if not args.quiet and sys.stderr.isatty():
-        print(file=sys.stderr)
-    elapsed = time.monotonic() - started
-    broken = _broken_invariants(failure)
-    print(f"\n{'invariant':<40} {'checks':>8}  result")
-    for name in REGISTRY:
-        checks = machine.invariant_checks.get(name, 0)
-        status = "VIOLATED" if name in broken else ("ok" if failure is None else "ok so far")
-        print(f"{name:<40} {checks:>8}  {status}")
-    print("\nrules exercised:")
-    for rule, count in sorted(machine.rule_counts.items()):
-        print(f"  {rule:<40} {count:>7}")
-    print(f"\n{runs['n']} runs in {elapsed:.1f}s")
-    if failure is None:
-        print("result: every invariant held after every step")
-        return 0
-    print("\nresult: FAILED")
-    for i, leaf in enumerate(_leaves(failure), 1):
-        notes = "\n".join(n for n in getattr(leaf, "__notes__", []) if "target score" not in n)
-        print(f"\nfailure {i}: the shrunk scenario, replayable step by step:\n{notes}\n"
-              f"\nthe error:\n{type(leaf).__name__}: {leaf}")
-    return 1
-
-
-def _leaves(exc: BaseException) -> list[BaseException]:
-    """The distinct failures Hypothesis found (it groups several in an ExceptionGroup)."""
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for sub in exc.exceptions for leaf in _leaves(sub)]
-    return [exc]
-
-
-def _broken_invariants(failure: BaseException | None) -> set[str]:
-    if failure is None:
-        return set()
-    text = "\n".join(str(e) for e in _leaves(failure))
-    return {name for name in REGISTRY if f"[{name}]" in text}

@@ -22,7 +22,7 @@ from scheduler import ManualClock, Scheduler, si
 from scheduler.testing import RecordingShim
 from statemachines.diagrams import mermaid_block
 
-from .lifecycle import LifecycleRecorder
+from .recorder import LifecycleRecorder
 from .registry import CheckContext, check_all
 
 RM = "rm-1"

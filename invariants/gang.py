@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from scheduler import resources as res
 from scheduler import si
-from scheduler.objects import LIVE_APP_STATES, Allocation, Application
+from statemachines.application import LIVE
 
+from . import quantities as qty
 from .registry import CheckContext, Violation, invariant
-from .walk import partitions
+from .view import Allocation, Application, partitions
 
 REPLACED = si.TerminationType.PLACEHOLDER_REPLACED.value
 
@@ -62,19 +62,19 @@ def _accepted_waits(ctx: CheckContext) -> Iterator[Violation]:
 def _within_ask(ctx: CheckContext) -> Iterator[Violation]:
     for pname, app in _apps(ctx):
         subject = f"application {pname}/{app.id}"
-        placed = res.total(a.resource for a in app.allocations.values() if a.placeholder)
-        if not res.equal(placed, app.placeholder_allocated):
+        placed = qty.total(a.resource for a in app.allocations.values() if a.placeholder)
+        if not qty.same(placed, app.placeholder_allocated):
             yield Violation("gang.placeholders_within_ask", subject,
-                            f"placeholder_allocated {res.to_str(app.placeholder_allocated)} but "
-                            f"placeholders sum to {res.to_str(placed)}")
-        own = res.total(a.resource for a in app.allocations.values()
+                            f"placeholder_allocated {qty.show(app.placeholder_allocated)} but "
+                            f"placeholders sum to {qty.show(placed)}")
+        own = qty.total(a.resource for a in app.allocations.values()
                         if a.placeholder and not a.recovered)
-        res.add_into(own, res.total(res.multiply(k.resource, k.pending_repeats)
-                                    for k in app.pending_asks.values() if k.placeholder))
-        if res.any_positive(own) and not res.fits(own, app.placeholder_ask):
+        own = qty.plus(own, qty.total(qty.times(k.resource, k.pending_repeats)
+                                      for k in app.pending_asks.values() if k.placeholder))
+        if qty.positive(own) and not qty.fits(own, app.placeholder_ask):
             yield Violation("gang.placeholders_within_ask", subject,
-                            f"placeholders {res.to_str(own)} exceed placeholderAsk "
-                            f"{res.to_str(app.placeholder_ask)}")
+                            f"placeholders {qty.show(own)} exceed placeholderAsk "
+                            f"{qty.show(app.placeholder_ask)}")
 
 
 @invariant(
@@ -99,9 +99,9 @@ def _counted(ctx: CheckContext) -> Iterator[Violation]:
                                 "queue")
                 continue
             for q in queue.ancestry():
-                if not res.fits(a.resource, q.allocated):
+                if not qty.fits(a.resource, q.allocated):
                     yield Violation("gang.placeholders_counted", subject,
-                                    f"queue {q.path} allocated {res.to_str(q.allocated)} does "
+                                    f"queue {q.path} allocated {qty.show(q.allocated)} does "
                                     f"not include it")
 
 
@@ -198,17 +198,17 @@ def _after_confirmation(ctx: CheckContext) -> Iterator[Violation]:
 )
 def _admission(ctx: CheckContext) -> Iterator[Violation]:
     for pname, app in _apps(ctx):
-        if app.state not in LIVE_APP_STATES or not res.any_positive(app.placeholder_ask):
+        if app.state not in LIVE or not qty.positive(app.placeholder_ask):
             continue
         subject = f"application {pname}/{app.id}"
         policy, maxes = app.admission
         if policy == "fair":
             yield Violation("gang.admission", subject, "accepted into a fair-sorted queue")
         for path, mx in maxes:
-            if not res.fits_with(app.placeholder_ask, {}, mx):
+            if not qty.within(app.placeholder_ask, mx):
                 yield Violation("gang.admission", subject,
-                                f"placeholderAsk {res.to_str(app.placeholder_ask)} exceeds the "
-                                f"max {res.to_str(mx)} of {path}")
+                                f"placeholderAsk {qty.show(app.placeholder_ask)} exceeds the "
+                                f"max {qty.show(mx)} of {path}")
 
 
 @invariant(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from scheduler import Scheduler
 
-    from .lifecycle import LifecycleRecorder
+    from .recorder import LifecycleRecorder
 
 
 @dataclass(frozen=True, slots=True)

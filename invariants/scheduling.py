@@ -1,14 +1,56 @@
-"""Scheduling invariants: what must be true right after a ``schedule()`` call."""
+"""Scheduling invariants: what must be true right after a ``schedule()`` call.
+
+Each rule the cycle applies (application state, ``maxapplications``, queue
+``max`` on the path, gang waiting, parking, the stateaware filter, node room
+and reservations) is read here again from the objects, not by calling the
+core's own helpers, so a bug in one of them can not hide from this check.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from scheduler import resources as res
-from scheduler.policies import ordered_apps
+from statemachines.application import LIVE, SCHEDULABLE, STARTED
 
+from . import quantities as qty
 from .registry import CheckContext, Violation, invariant
-from .walk import partitions
+from .view import Application, PartitionState, Queue, partitions, rms
+
+
+def _holds_slot(app: Application) -> bool:
+    """``maxapplications`` counts a live application once it holds something or has started."""
+    return app.state in LIVE and (bool(app.allocations) or app.state in STARTED)
+
+
+def _may_start(p: PartitionState, app: Application) -> bool:
+    """A slot is free on every queue of the path, or the application already holds one."""
+    if _holds_slot(app) or app.queue is None:
+        return True
+    for q in app.queue.ancestry():
+        if q.max_applications <= 0:
+            continue
+        below = sum(1 for a in p.apps.values()
+                    if a.queue is not None and q in a.queue.ancestry() and _holds_slot(a))
+        if below >= q.max_applications:
+            return False
+    return True
+
+
+def _offered(queue: Queue) -> list[Application]:
+    """The applications the leaf's policy offers resources to (stateaware filters)."""
+    apps = sorted((a for a in queue.apps.values() if a.pending_asks), key=lambda a: a.submit_seq)
+    if queue.sort_policy != "stateaware":
+        return apps
+    starting = any(a.state == "Accepted" and a.allocations for a in queue.apps.values())
+    out: list[Application] = []
+    admitted = False
+    for app in apps:
+        if app.state in STARTED or (app.state == "Accepted" and app.allocations):
+            out.append(app)
+        elif app.state == "Accepted" and not starting and not admitted:
+            out.append(app)
+            admitted = True
+    return out
 
 
 @invariant(
@@ -24,30 +66,42 @@ from .walk import partitions
     needs=("after_schedule",),
 )
 def _maximal(ctx: CheckContext) -> Iterator[Violation]:
+    running = {rm.id for rm in rms(ctx.scheduler) if rm.state == "Running"}
     for p in partitions(ctx.scheduler):
-        if p.predicates is not None or p.state == "Stopped":
+        if p.state == "Stopped" or p.rm_id not in running:
             continue
-        nodes = [n for n in p.node_order]
+        # With a predicates callback the check needs the same function (the checker's).
+        passes = ctx.extra.get("predicate")
+        if p.predicates is not None and passes is None:
+            continue
+        nodes = sorted((n for n in p.nodes.values() if n.state == "Schedulable"),
+                       key=lambda n: n.id)
+        free = {n.id: qty.minus(qty.minus(n.capacity, n.occupied), n.allocated) for n in nodes}
         for queue in p.queues.values():
             if not queue.is_leaf:
                 continue
-            for app in ordered_apps(queue, p.capacity):
-                if app.state not in ("Accepted", "Running", "Completing") \
-                        or not p._can_start(app):
+            for app in _offered(queue):
+                if app.state not in SCHEDULABLE or not _may_start(p, app):
                     continue
                 gang_pending = bool(app.placeholder_ask) and any(
                     k.placeholder for k in app.pending_asks.values())
                 for ask in app.pending_asks.values():
                     if ask.parked_on or (gang_pending and not ask.placeholder):
                         continue
-                    if not p._headroom(app, ask):
+                    path = app.queue.ancestry() if app.queue is not None else []
+                    if any(q.max is not None and not qty.within(qty.plus(q.allocated,
+                                                                         ask.resource), q.max)
+                           for q in path):
                         continue
                     for node in nodes:
                         if node.reservation not in (None, (app.id, ask.key)):
                             continue
-                        if res.fits(ask.resource, node.available):
+                        if passes is not None and p.predicates is not None \
+                                and not passes(ask.key, node.id):
+                            continue
+                        if qty.fits(ask.resource, free[node.id]):
                             yield Violation(
                                 "scheduling.maximal", f"ask {p.name}/{app.id}/{ask.key}",
                                 f"left pending although node {node.id} has room "
-                                f"{res.to_str(node.available)} for {res.to_str(ask.resource)}")
+                                f"{qty.show(free[node.id])} for {qty.show(ask.resource)}")
                             break

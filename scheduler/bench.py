@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from . import si
-from .core import Scheduler
+from .api import Scheduler
 
 BENCH_CONFIG = """
 partitions:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from statemachines import Observer, TransitionRecord
 
@@ -26,24 +26,29 @@ EVENT_TYPES = {
 }
 
 
-class _HasLifecycle(Protocol):
-    state: str
-
-    @property
-    def event_id(self) -> str: ...
+TimerOwner = tuple[str, str]
+"""``(rm id, partition name)``: where a due timer is handed for processing."""
 
 
 class Timer:
-    """A scheduled call; cancelled by bumping the owner's token (lazy deletion)."""
+    """A scheduled call; cancelled by bumping the target's token (lazy deletion).
 
-    __slots__ = ("due", "kind", "seq", "target", "token")
+    ``owner`` names the partition that set it; the partition checks that the
+    target is still its own object before acting, so a timer of a partition
+    that was replaced (an RM re-registered, a reload re-created it) is inert.
+    """
 
-    def __init__(self, due: float, seq: int, kind: str, target: Any, token: int) -> None:
+    __slots__ = ("due", "kind", "owner", "seq", "target", "token")
+
+    def __init__(
+        self, due: float, seq: int, kind: str, target: Any, token: int, owner: TimerOwner
+    ) -> None:
         self.due = due
         self.seq = seq
         self.kind = kind
         self.target = target
         self.token = token
+        self.owner = owner
 
     def __lt__(self, other: Timer) -> bool:
         return (self.due, self.seq) < (other.due, other.seq)
@@ -55,7 +60,6 @@ class CoreContext:
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
         self.outboxes: dict[str, RMOutbox] = {}
-        self.callbacks: dict[str, Any] = {}
         self.observers: list[Observer] = []
         self._timers: list[Timer] = []
         self._seq = 0
@@ -100,17 +104,17 @@ class CoreContext:
 
     # -- rejections: the answer to the RM plus an event, always both ---------
     def reject_app(self, rm_id: str, app_id: str, reason: str) -> None:
-        self.outbox(rm_id).app_rejected.append((app_id, reason))
+        self.outbox(rm_id).app_rejected(app_id, reason)
         self.event(rm_id, si.EventRecordType.APP, app_id, f"rejected: {reason}",
                    si.EventChangeType.REMOVE)
 
     def reject_ask(self, rm_id: str, app_id: str, key: str, reason: str) -> None:
-        self.outbox(rm_id).rejected_asks.append((app_id, key, reason))
+        self.outbox(rm_id).ask_rejected(app_id, key, reason)
         self.event(rm_id, si.EventRecordType.REQUEST, key, f"rejected: {reason}",
                    si.EventChangeType.REMOVE, app_id)
 
     def reject_node(self, rm_id: str, node_id: str, reason: str) -> None:
-        self.outbox(rm_id).node_rejected.append((node_id, reason))
+        self.outbox(rm_id).node_rejected(node_id, reason)
         self.event(rm_id, si.EventRecordType.NODE, node_id, f"rejected: {reason}",
                    si.EventChangeType.REMOVE)
 
@@ -136,9 +140,12 @@ class CoreContext:
         return dest
 
     # -- timers -------------------------------------------------------------
-    def schedule_timer(self, delay: float, kind: str, target: Any, token: int) -> None:
+    def schedule_timer(
+        self, delay: float, kind: str, target: Any, token: int, owner: TimerOwner
+    ) -> None:
         heapq.heappush(
-            self._timers, Timer(self.clock.now() + delay, self.next_seq(), kind, target, token)
+            self._timers,
+            Timer(self.clock.now() + delay, self.next_seq(), kind, target, token, owner),
         )
 
     def due_timers(self) -> list[Timer]:

@@ -1,22 +1,21 @@
 """The state dump: a JSON-serialisable snapshot in the contract's schema.
 
 Resources are plain dicts with sorted keys and no zero entries, so the same
-state always serialises to the same bytes.
+state always serialises to the same bytes. The API calls it; nothing in the
+partition flows depends on it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import resources as res
 from .objects import Application, Node, Queue
+from .partition.state import PartitionState
 from .resources import Resource
 
-if TYPE_CHECKING:
-    from .partition import Partition
 
-
-def dump_partition(p: Partition) -> dict[str, Any]:
+def dump_partition(p: PartitionState) -> dict[str, Any]:
     return {
         "name": p.name,
         "rm_id": p.rm_id,

@@ -3,13 +3,15 @@
 ``003_df6a88229d753a2b.txt`` ("How to merge Cache and scheduler objects") asks
 for one object per concept with its state inside it; that is what lives here.
 The objects hold data and small derived views only: every state change is made
-by :mod:`scheduler.partition` through the object's lifecycle
-(``LIFECYCLE.fire``), never by assigning ``state``.
+by the flows of :mod:`scheduler.partition` through ``CoreContext.fire``
+(the object's ``LIFECYCLE``), never by assigning ``state``. Objects name the
+partition they belong to instead of pointing at it, so this module sits below
+every flow that changes them.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from sortedcontainers import SortedDict
 
@@ -19,12 +21,6 @@ from statemachines import Lifecycle
 from . import resources as res
 from .config import ACL, ChildTemplateConfig
 from .resources import Resource
-
-if TYPE_CHECKING:
-    from .partition import Partition
-
-LIVE_APP_STATES = frozenset({"New", "Accepted", "Running", "Completing", "Failing", "Resuming"})
-TERMINATED_APP_STATES = frozenset({"Completed", "Failed", "Rejected", "Expired"})
 
 
 class Ask:
@@ -198,7 +194,7 @@ class Application:
         "gang_style",
         "groups",
         "id",
-        "partition",
+        "partition_name",
         "pending",
         "pending_asks",
         "placeholder_allocated",
@@ -207,7 +203,6 @@ class Application:
         "placeholder_token",
         "queue",
         "queue_path",
-        "reject_reason",
         "state",
         "state_since",
         "submit_seq",
@@ -220,7 +215,7 @@ class Application:
     def __init__(
         self,
         app_id: str,
-        partition: Partition,
+        partition_name: str,
         queue: Queue | None,
         queue_path: str,
         user: str,
@@ -234,7 +229,7 @@ class Application:
     ) -> None:
         self.state = self.LIFECYCLE.initial
         self.id = app_id
-        self.partition = partition
+        self.partition_name = partition_name
         self.queue = queue
         self.queue_path = queue_path
         self.user = user
@@ -260,7 +255,6 @@ class Application:
         # What admission checked: the queue's sort policy and the max of every
         # queue on the path when the application was accepted (for the invariants).
         self.admission: tuple[str, tuple[tuple[str, Resource], ...]] = ("", ())
-        self.reject_reason = ""
         self.timer_token = 0
 
     @property
@@ -287,8 +281,8 @@ class Node:
         "id",
         "occupied",
         "over_capacity_reason",
-        "partition",
         "reservation",
+        "reserved_at",
         "sort_key",
         "state",
     )
@@ -296,22 +290,22 @@ class Node:
     def __init__(
         self,
         node_id: str,
-        partition: Partition,
         capacity: Resource,
         occupied: Resource,
         attributes: dict[str, str],
     ) -> None:
         self.state = self.LIFECYCLE.initial
         self.id = node_id
-        self.partition = partition
         self.capacity = capacity
         self.occupied = occupied
         self.attributes = attributes
         self.allocated: Resource = {}
         self.available: Resource = res.sub(capacity, occupied)
         self.allocations: dict[str, Allocation] = {}
-        # At most one reservation per node: (application id, ask key).
+        # At most one reservation per node: (application id, ask key), and when it was
+        # made (a sequence number, comparable with Allocation.seq).
         self.reservation: tuple[str, str] | None = None
+        self.reserved_at = 0
         # Why the node may hold more than capacity - occupied: recovery or a shrink.
         self.over_capacity_reason = ""
         self.sort_key: tuple[float, str] = (0.0, node_id)

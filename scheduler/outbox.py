@@ -1,11 +1,13 @@
-"""What the core tells a resource manager, batched per API call.
+"""What the core tells a resource manager: one call's decisions, in the order they were made.
 
 Everything one API call (or one ``schedule()``) decides for one RM is gathered
-here and turned into SI messages once, at the end of the call: one
-``NodeResponse``, one ``AllocationResponse``, one ``ApplicationResponse``, the
-container scheduling states, then one ``send_event`` batch, in that fixed
-order. Batching keeps the gang timeout's releases in a single
-``AllocationResponse`` as ``001`` ("Cleanup") asks, and keeps message
+here and turned into SI messages once, at the end of the call. Decisions keep
+their order: consecutive ones of one response kind share a message (so a gang
+timeout's releases travel in a single ``AllocationResponse``, as ``001``
+"Cleanup" asks) as long as reading the message's fields in order still gives
+the decision order; otherwise a new message starts (a placeholder allocated
+and then released in one cycle arrives allocation first). Container
+scheduling states and events follow. Building messages at the end keeps their
 construction off the scheduling hot path (``model_construct``, no validation).
 """
 
@@ -16,86 +18,79 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import si
+from .callback import ResourceManagerCallback
 from .objects import Allocation
 
 Delivery = tuple[Callable[..., Any], Any]
 
 
+NODE_REJECTED, NODE_ACCEPTED = 0, 1
+ALLOC_NEW, ALLOC_RELEASED, ASK_RELEASED, ASK_REJECTED = 10, 11, 12, 13
+APP_REJECTED, APP_ACCEPTED, APP_UPDATED = 20, 21, 22
+"""Decision kinds: the tens say which response carries them, the units the field's place
+in that response (the order a shim reads the fields in)."""
+
+
 @dataclass(slots=True)
 class RMOutbox:
-    """Pending messages for one RM."""
+    """Pending messages for one RM: its decisions in order, its states and events."""
 
-    node_accepted: list[str] = field(default_factory=list)
-    node_rejected: list[tuple[str, str]] = field(default_factory=list)
-    app_accepted: list[str] = field(default_factory=list)
-    app_rejected: list[tuple[str, str]] = field(default_factory=list)
-    app_updated: list[tuple[str, str, float, str]] = field(default_factory=list)
-    new: list[Allocation] = field(default_factory=list)
-    released: list[tuple[str, str, str, str, si.TerminationType, str]] = field(
-        default_factory=list
-    )
-    released_asks: list[tuple[str, str, str, si.TerminationType, str]] = field(
-        default_factory=list
-    )
-    rejected_asks: list[tuple[str, str, str]] = field(default_factory=list)
+    decisions: list[tuple[int, Any]] = field(default_factory=list)
     scheduling: list[tuple[str, str, si.SchedulingState, str]] = field(default_factory=list)
     events: list[tuple[si.EventRecordType, str, str, str, si.EventChangeType, int]] = field(
         default_factory=list
     )
 
-    def empty(self) -> bool:
-        return not (
-            self.node_accepted or self.node_rejected or self.app_accepted or self.app_rejected
-            or self.app_updated or self.new or self.released or self.released_asks
-            or self.rejected_asks or self.scheduling or self.events
-        )
+    # -- decisions, in the order they are made ---------------------------------
+    def node_accepted(self, node_id: str) -> None:
+        self.decisions.append((NODE_ACCEPTED, node_id))
 
-    def build(self, callback: Any) -> list[Delivery]:
-        """Turn the gathered decisions into ``(callback method, message)`` pairs."""
+    def node_rejected(self, node_id: str, reason: str) -> None:
+        self.decisions.append((NODE_REJECTED, (node_id, reason)))
+
+    def allocated(self, alloc: Allocation) -> None:
+        self.decisions.append((ALLOC_NEW, alloc))
+
+    def released(self, partition: str, app_id: str, uuid: str, key: str,
+                 ttype: si.TerminationType, message: str) -> None:
+        self.decisions.append((ALLOC_RELEASED, (partition, app_id, uuid, key, ttype, message)))
+
+    def ask_released(self, partition: str, app_id: str, key: str, ttype: si.TerminationType,
+                     message: str) -> None:
+        self.decisions.append((ASK_RELEASED, (partition, app_id, key, ttype, message)))
+
+    def ask_rejected(self, app_id: str, key: str, reason: str) -> None:
+        self.decisions.append((ASK_REJECTED, (app_id, key, reason)))
+
+    def app_accepted(self, app_id: str) -> None:
+        self.decisions.append((APP_ACCEPTED, app_id))
+
+    def app_rejected(self, app_id: str, reason: str) -> None:
+        self.decisions.append((APP_REJECTED, (app_id, reason)))
+
+    def app_updated(self, app_id: str, state: str, since: float, message: str) -> None:
+        self.decisions.append((APP_UPDATED, (app_id, state, since, message)))
+
+    def empty(self) -> bool:
+        return not (self.decisions or self.scheduling or self.events)
+
+    def build(self, callback: ResourceManagerCallback) -> list[Delivery]:
+        """Turn the decisions into ``(callback method, message)`` pairs, in decision order.
+
+        Consecutive decisions share one response while the shim, reading the
+        response's fields in order, still sees them in the order they were
+        made; otherwise a new response starts. Container scheduling states and
+        events, which report on decisions, follow in one batch each.
+        """
         out: list[Delivery] = []
-        mc = si.NodeResponse.model_construct
-        if self.node_accepted or self.node_rejected:
-            out.append((callback.update_node, mc(
-                accepted=[si.AcceptedNode.model_construct(node_id=n) for n in self.node_accepted],
-                rejected=[si.RejectedNode.model_construct(node_id=n, reason=r)
-                          for n, r in self.node_rejected],
-            )))
-        if self.new or self.released or self.released_asks or self.rejected_asks:
-            # Repeats of one ask share their resource dict: build its message once.
-            shared: dict[int, si.Resource] = {}
-            out.append((callback.update_allocation, si.AllocationResponse.model_construct(
-                new=[_allocation_message(a, shared) for a in self.new],
-                released=[
-                    si.AllocationRelease.model_construct(
-                        partition_name=p, application_id=app, uuid=u, allocation_key=k,
-                        termination_type=t, message=m)
-                    for p, app, u, k, t, m in self.released
-                ],
-                released_asks=[
-                    si.AllocationAskRelease.model_construct(
-                        partition_name=p, application_id=app, allocation_key=k,
-                        termination_type=t, message=m)
-                    for p, app, k, t, m in self.released_asks
-                ],
-                rejected=[
-                    si.RejectedAllocationAsk.model_construct(
-                        allocation_key=k, application_id=app, reason=r)
-                    for app, k, r in self.rejected_asks
-                ],
-            )))
-        if self.app_accepted or self.app_rejected or self.app_updated:
-            out.append((callback.update_application, si.ApplicationResponse.model_construct(
-                accepted=[si.AcceptedApplication.model_construct(application_id=a)
-                          for a in self.app_accepted],
-                rejected=[si.RejectedApplication.model_construct(application_id=a, reason=r)
-                          for a, r in self.app_rejected],
-                updated=[
-                    si.UpdatedApplication.model_construct(
-                        application_id=a, state=s, state_transition_timestamp=int(ts * 1e9),
-                        message=m)
-                    for a, s, ts, m in self.app_updated
-                ],
-            )))
+        group: list[tuple[int, Any]] = []
+        for decision in self.decisions:
+            if group and (decision[0] // 10 != group[-1][0] // 10 or decision[0] < group[-1][0]):
+                out.append(_response(callback, group))
+                group = []
+            group.append(decision)
+        if group:
+            out.append(_response(callback, group))
         for app_id, key, state, reason in self.scheduling:
             out.append((callback.update_container_scheduling_state,
                         si.UpdateContainerSchedulingStateRequest.model_construct(
@@ -111,6 +106,56 @@ class RMOutbox:
         return out
 
 
+def _response(callback: ResourceManagerCallback, group: list[tuple[int, Any]]) -> Delivery:
+    """One response message for a run of decisions of the same kind of response."""
+    by: dict[int, list[Any]] = {}
+    for kind, item in group:
+        by.setdefault(kind, []).append(item)
+    kind = group[0][0] // 10
+    if kind == 0:
+        return (callback.update_node, si.NodeResponse.model_construct(
+            accepted=[si.AcceptedNode.model_construct(node_id=n)
+                      for n in by.get(NODE_ACCEPTED, ())],
+            rejected=[si.RejectedNode.model_construct(node_id=n, reason=r)
+                      for n, r in by.get(NODE_REJECTED, ())],
+        ))
+    if kind == 1:
+        # Repeats of one ask share their resource dict: build its message once.
+        shared: dict[int, si.Resource] = {}
+        return (callback.update_allocation, si.AllocationResponse.model_construct(
+            new=[_allocation_message(a, shared) for a in by.get(ALLOC_NEW, ())],
+            released=[
+                si.AllocationRelease.model_construct(
+                    partition_name=p, application_id=app, uuid=u, allocation_key=k,
+                    termination_type=t, message=m)
+                for p, app, u, k, t, m in by.get(ALLOC_RELEASED, ())
+            ],
+            released_asks=[
+                si.AllocationAskRelease.model_construct(
+                    partition_name=p, application_id=app, allocation_key=k,
+                    termination_type=t, message=m)
+                for p, app, k, t, m in by.get(ASK_RELEASED, ())
+            ],
+            rejected=[
+                si.RejectedAllocationAsk.model_construct(
+                    allocation_key=k, application_id=app, reason=r)
+                for app, k, r in by.get(ASK_REJECTED, ())
+            ],
+        ))
+    return (callback.update_application, si.ApplicationResponse.model_construct(
+        accepted=[si.AcceptedApplication.model_construct(application_id=a)
+                  for a in by.get(APP_ACCEPTED, ())],
+        rejected=[si.RejectedApplication.model_construct(application_id=a, reason=r)
+                  for a, r in by.get(APP_REJECTED, ())],
+        updated=[
+            si.UpdatedApplication.model_construct(
+                application_id=a, state=st, state_transition_timestamp=int(ts * 1e9),
+                message=m)
+            for a, st, ts, m in by.get(APP_UPDATED, ())
+        ],
+    ))
+
+
 def _allocation_message(a: Allocation, shared: dict[int, si.Resource]) -> si.Allocation:
     resource = shared.get(id(a.resource))
     if resource is None:
@@ -123,7 +168,7 @@ def _allocation_message(a: Allocation, shared: dict[int, si.Resource]) -> si.All
         priority=a.priority,
         node_id=a.node.id,
         application_id=a.app.id,
-        partition_name=a.app.partition.name,
+        partition_name=a.app.partition_name,
         task_group_name=a.task_group,
         placeholder=a.placeholder,
     )

@@ -22,10 +22,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .config import PlacementRuleConfig
-
-QUEUE_NAME = re.compile(r"[a-zA-Z0-9_:#/@-]{1,64}")
-ROOT = "root"
+from .config import QUEUE_NAME_RE, ROOT_QUEUE, PlacementRuleConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +48,9 @@ def qualify(name: str) -> str:
     name = name.strip()
     if not name:
         return ""
-    return name if name == ROOT or name.startswith(ROOT + ".") else f"{ROOT}.{name}"
+    if name == ROOT_QUEUE or name.startswith(ROOT_QUEUE + "."):
+        return name
+    return f"{ROOT_QUEUE}.{name}"
 
 
 def _clean(part: str) -> str:
@@ -96,7 +95,7 @@ def _resolve(rule: PlacementRuleConfig, queue_name: str, user: str, groups: Sequ
     proposed = _proposal(rule, queue_name, user, tags)
     if not proposed:
         return None
-    if proposed == ROOT or proposed.startswith(ROOT + ".") or rule.parent is None:
+    if proposed == ROOT_QUEUE or proposed.startswith(ROOT_QUEUE + ".") or rule.parent is None:
         path = qualify(proposed)
     else:
         parent = _resolve_parent(rule.parent, queue_name, user, groups, tags, lookup)
@@ -104,7 +103,7 @@ def _resolve(rule: PlacementRuleConfig, queue_name: str, user: str, groups: Sequ
             return None
         path = f"{parent.path}.{proposed}"
     parts = path.split(".")
-    if not all(QUEUE_NAME.fullmatch(p) for p in parts):
+    if not all(QUEUE_NAME_RE.fullmatch(p) for p in parts):
         return None
     found = lookup(path)
     if found is not None:
@@ -132,7 +131,7 @@ def _resolve_parent(rule: PlacementRuleConfig, queue_name: str, user: str,
     if not proposed or not _filter_allows(rule, user, groups):
         return None
     path = qualify(proposed)
-    if not all(QUEUE_NAME.fullmatch(p) for p in path.split(".")):
+    if not all(QUEUE_NAME_RE.fullmatch(p) for p in path.split(".")):
         return None
     found = lookup(path)
     if found is not None:

@@ -30,8 +30,6 @@ from . import resources as res
 from .objects import Application, Node, Queue
 from .resources import ResourceView
 
-NODE_POLICIES = ("fair", "binpacking")
-APP_POLICIES = ("fifo", "fair", "stateaware")
 DEFAULT_WEIGHTS: dict[str, float] = {"memory": 1.0, "vcore": 1.0}
 
 

@@ -10,7 +10,7 @@ confirmation ends it, as Replaced, Expired or Preempted.
 
 from __future__ import annotations
 
-from ._core import Lifecycle, StateSpec, edges
+from ._core import Lifecycle, StateSpec, dormant, edges
 
 S = "002 Spec, 'Lifecycle of Allocations'"
 G = "001 Gang design"
@@ -31,19 +31,36 @@ LIFECYCLE = Lifecycle(
         StateSpec("Expired", f"{S}: 'Timeout (Part of Allocation ask)'", True),
         StateSpec("Replaced", f"{G}, 'Scheduler logic changes': placeholder replaced", True),
     ],
-    transitions=edges(
-        ("stop", ["Allocated"], "Completed", f"{S}: 'Stopped by RM'"),
-        ("stop", ["Releasing"], "Completed",
-         f"{G}, 'AllocationRelease': an RM-initiated release wins over a pending one"),
-        ("release", ["Allocated"], "Releasing",
-         f"{G}, 'Scheduler logic changes' step 2: marked for release, shim informed"),
-        ("preempt", ["Allocated"], "Preempted", f"{S}: 'Preempted by Scheduler'"),
-        ("preempt", ["Releasing"], "Preempted",
-         f"{G}, 'TerminationType': the shim confirmed PREEMPTED_BY_SCHEDULER"),
-        ("expire", ["Allocated"], "Expired", f"{S}: 'Timeout'"),
-        ("expire", ["Releasing"], "Expired",
-         f"{G}, 'TerminationType': the shim confirmed TIMEOUT"),
-        ("replace", ["Releasing"], "Replaced",
-         f"{G}, 'Scheduler logic changes' step 4: the shim confirmed PLACEHOLDER_REPLACED"),
-    ),
+    transitions=[
+        *edges(
+            ("stop", ["Allocated"], "Completed", f"{S}: 'Stopped by RM'"),
+            ("stop", ["Releasing"], "Completed",
+             f"{G}, 'AllocationRelease': an RM-initiated release wins over a pending one"),
+            ("release", ["Allocated"], "Releasing",
+             f"{G}, 'Scheduler logic changes' step 2: marked for release, shim informed"),
+        ),
+        *dormant(
+            "preemption is not implemented yet (YuniKorn's generalised preemption)",
+            *edges(
+                ("preempt", ["Allocated"], "Preempted", f"{S}: 'Preempted by Scheduler'"),
+                ("preempt", ["Releasing"], "Preempted",
+                 f"{G}, 'TerminationType': the shim confirmed PREEMPTED_BY_SCHEDULER"),
+            ),
+        ),
+        *dormant(
+            "a timeout is a release the core starts: the allocation goes Releasing and only "
+            "the RM's TIMEOUT confirmation ends it (001 'AllocationRelease')",
+            *edges(("expire", ["Allocated"], "Expired", f"{S}: 'Timeout'")),
+        ),
+        *edges(
+            ("expire", ["Releasing"], "Expired",
+             f"{G}, 'TerminationType': the shim confirmed TIMEOUT"),
+            ("replace", ["Releasing"], "Replaced",
+             f"{G}, 'Scheduler logic changes' step 4: the shim confirmed PLACEHOLDER_REPLACED"),
+        ),
+    ],
+    state_sets={"held": ["Allocated", "Releasing"]},
 )
+
+HELD = LIFECYCLE.state_sets["held"]
+"""Still bound to its node and counted (a release the core started is unconfirmed)."""

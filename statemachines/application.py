@@ -59,4 +59,25 @@ LIFECYCLE = Lifecycle(
         ("expire", ["Completed", "Failed", "Rejected"], "Expired",
          "YuniKorn: terminated applications are forgotten after a retention period"),
     ),
+    state_sets={
+        "live": ["New", "Accepted", "Running", "Completing", "Failing", "Resuming"],
+        "terminated": ["Completed", "Failed", "Rejected", "Expired"],
+        "schedulable": ["Accepted", "Running", "Completing"],
+        "takes_asks": ["New", "Accepted", "Running", "Completing", "Resuming"],
+        "recoverable": ["New", "Accepted", "Running", "Completing"],
+        "started": ["Running", "Completing"],
+    },
 )
+
+LIVE = LIFECYCLE.state_sets["live"]
+"""Not terminated: the core still tracks and may change it."""
+TERMINATED = LIFECYCLE.state_sets["terminated"]
+"""Finished: kept (holding nothing) until it expires."""
+SCHEDULABLE = LIFECYCLE.state_sets["schedulable"]
+"""The scheduling cycle may place its asks."""
+TAKES_ASKS = LIFECYCLE.state_sets["takes_asks"]
+"""May receive new asks from the RM (a failing application may not)."""
+RECOVERABLE = LIFECYCLE.state_sets["recoverable"]
+"""May take allocations recovered from the RM (it will run and release them)."""
+STARTED = LIFECYCLE.state_sets["started"]
+"""Has started: holds a ``maxapplications`` slot even with nothing allocated."""

@@ -12,15 +12,11 @@ import re
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-import invariants
 import statemachines
-from invariants.registry import REGISTRY, Invariant, Violation
-from invariants.walk import partitions
 from scheduler.cli import main
 
 DATA = Path(__file__).parent / "data" / "configs"
@@ -371,135 +367,3 @@ def test_bench_prints_figures_as_last_line(capsys: pytest.CaptureFixture[str]) -
     # allocations_per_second is pods / seconds (both rounded).
     assert figures["allocations_per_second"] == pytest.approx(
         200 / figures["seconds"], rel=0.05)
-
-
-# ---------------------------------------------------------------------------
-# check
-# ---------------------------------------------------------------------------
-
-
-def _result_lines(out: str) -> dict[str, str]:
-    """invariant name -> its result column, from the check report."""
-    found: dict[str, str] = {}
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) >= 3 and parts[0] in REGISTRY:
-            found[parts[0]] = " ".join(parts[2:])
-    return found
-
-
-def test_check_passes_and_reports_every_invariant(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _err = run_cli(capsys, "check", "--examples", "5", "--steps", "10", "--quiet")
-    assert code == 0
-    results = _result_lines(out)
-    assert set(results) == set(invariants.REGISTRY), results
-    assert all(r == "ok" for r in results.values()), results
-    assert "VIOLATED" not in out and "FAILED" not in out
-
-
-@pytest.mark.parametrize("path", CONFIG_FILES, ids=[p.name for p in CONFIG_FILES])
-def test_check_with_each_sample_config_passes(
-    path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Every valid sample configuration can be checked: the checker itself must not crash
-    (an exception from the checker's own rules is reported as a failed run)."""
-    code, out, _err = run_cli(capsys, "check", "--config", str(path), "--examples", "3",
-                              "--steps", "8", "--quiet", "--seed", "0")
-    assert code == 0, out[out.find("result:"):]
-    assert str(path) in out
-    assert set(_result_lines(out)) == set(REGISTRY)
-
-
-def test_check_with_a_bad_config_is_a_clear_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    path = tmp_path / "bad.yaml"
-    path.write_text(textwrap.dedent(BAD_CONFIGS["negative_max"][0]), encoding="utf-8")
-    code, out, err = run_cli(capsys, "check", "--config", str(path), "--examples", "2")
-    both = out + err
-    assert code != 0
-    assert "Traceback" not in both
-    assert "partitions[0].queues[0].queues[1].resources.max.memory" in both
-    assert "negative" in both
-    assert "every invariant held" not in both
-
-
-def test_check_with_a_missing_config_is_a_clear_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    path = tmp_path / "missing.yaml"
-    code, out, err = run_cli(capsys, "check", "--config", str(path))
-    assert code != 0
-    assert "Traceback" not in out + err
-    assert str(path) in out + err
-
-
-@pytest.fixture
-def failing_invariant(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Register an invariant that is violated as soon as any node exists."""
-    name = "test.no_node_exists"
-
-    def check(ctx: invariants.CheckContext) -> Iterator[Violation]:
-        for p in partitions(ctx.scheduler):
-            for node_id in sorted(p.nodes):
-                yield Violation(name, f"node {p.name}/{node_id}", "a node exists")
-
-    monkeypatch.setitem(REGISTRY, name, Invariant(
-        name, "No node ever exists.", "none (a test)", "The test made it fail on purpose.",
-        check))
-    yield name
-
-
-def test_check_fails_and_prints_the_scenario_when_an_invariant_breaks(
-    failing_invariant: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, _err = run_cli(capsys, "check", "--examples", "30", "--steps", "10", "--quiet",
-                              "--seed", "1")
-    assert code == 1
-    results = _result_lines(out)
-    assert results[failing_invariant] == "VIOLATED"
-    others = {n: r for n, r in results.items() if n != failing_invariant}
-    assert set(others) == set(REGISTRY) - {failing_invariant}
-    assert all("VIOLATED" not in r for r in others.values()), others
-    assert "FAILED" in out
-    assert "every invariant held" not in out
-    # A replayable scenario: the machine's steps as ``state.<rule>(...)`` lines.
-    steps = [line.strip() for line in out.splitlines() if line.strip().startswith("state.")]
-    assert steps, out
-    assert any(re.match(r"state\.\w+\(.*\)$", s) for s in steps)
-    # The violation itself, with the subject, is printed.
-    assert f"[{failing_invariant}] node default/" in out
-
-
-def test_check_failure_is_reported_without_a_seed_too(
-    failing_invariant: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, _err = run_cli(capsys, "check", "--examples", "30", "--steps", "10", "--quiet")
-    assert code == 1
-    assert _result_lines(out)[failing_invariant] == "VIOLATED"
-    assert any(line.strip().startswith("state.") for line in out.splitlines())
-
-
-def _without_timing(out: str) -> str:
-    return re.sub(r"^\d+ runs in [\d.]+s$", "<timing>", out, flags=re.MULTILINE)
-
-
-def test_check_with_a_seed_is_reproducible(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ("check", "--seed", "3", "--examples", "20", "--steps", "20", "--quiet")
-    code1, out1, _ = run_cli(capsys, *argv)
-    code2, out2, _ = run_cli(capsys, *argv)
-    assert code1 == code2 == 0
-    assert "<timing>" in _without_timing(out1), "the timing line changed shape"
-    assert _without_timing(out1) == _without_timing(out2)
-    # The seed matters: the rules exercised are part of the output being compared.
-    assert "rules exercised" in out1
-
-
-def test_check_with_a_seed_is_reproducible_with_a_failure(
-    failing_invariant: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    argv = ("check", "--seed", "3", "--examples", "30", "--steps", "10", "--quiet")
-    code1, out1, _ = run_cli(capsys, *argv)
-    code2, out2, _ = run_cli(capsys, *argv)
-    assert code1 == code2 == 1
-    assert _without_timing(out1) == _without_timing(out2)

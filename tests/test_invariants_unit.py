@@ -258,13 +258,13 @@ def _reservation_on_drained_node(w: World) -> str:
 
 
 def _scheduling_room_appears(w: World) -> str:
-    """Room appears on the schedulable nodes without a cycle: the reserved ask now fits."""
+    """Room appears on the reserved node without a cycle: the reserved ask now fits."""
     p = w.partition
     (app_id, key) = next(iter(p.reservations))
     for node in p.node_order:
-        if node.reservation in (None, (app_id, key)):
-            node.available["memory"] = node.available.get("memory", 0) + 10_000
-            node.available["vcore"] = node.available.get("vcore", 0) + 10_000
+        if node.reservation == (app_id, key):
+            node.capacity["memory"] = node.capacity.get("memory", 0) + 10_000
+            node.capacity["vcore"] = node.capacity.get("vcore", 0) + 10_000
     return f"ask default/{app_id}/{key}"
 
 

@@ -7,7 +7,7 @@ from scenario_helpers import CONFIG, RM, Env
 
 from scheduler import Scheduler, si
 from scheduler.clock import ManualClock
-from scheduler.errors import ConfigError
+from scheduler.errors import ConfigError, UnknownResourceManager
 from scheduler.testing import RecordingShim
 
 
@@ -175,19 +175,24 @@ def test_other_rm_unaffected_by_unregister() -> None:
     assert env.app("app-1") is not None
 
 
-def test_unknown_rm_requests_change_nothing_and_do_not_raise() -> None:
-    """Requests from a never-registered rm_id: no exception, nothing changes.
+def test_unknown_rm_requests_raise_and_change_nothing() -> None:
+    """Requests from a never-registered rm_id raise ``UnknownResourceManager``.
 
-    ``update_configuration`` is not covered: an update for an RM the core does
-    not know raises ``ConfigError`` by design (as YuniKorn returns an error).
+    There is no callback to answer through, so the shim hears it as an
+    exception naming the RM; nothing changes. ``connection_lost`` and
+    ``unregister_resource_manager`` of an unknown RM are no-ops.
     """
     env = busy_env()
     env.schedule()
     before = env.dump()
     env.shim.clear()
-    env.add_app("ghost-app", rm_id="ghost")
-    env.add_node("ghost-node", 100, rm_id="ghost")
-    env.ask("app-1", "ghost-ask", 10, rm_id="ghost")
+    for attempt in (lambda: env.add_app("ghost-app", rm_id="ghost"),
+                    lambda: env.add_node("ghost-node", 100, rm_id="ghost"),
+                    lambda: env.ask("app-1", "ghost-ask", 10, rm_id="ghost"),
+                    lambda: env.api.update_configuration(
+                        si.UpdateConfigurationRequest(rm_id="ghost", config=CONFIG))):
+        with pytest.raises(UnknownResourceManager, match="'ghost' is not registered"):
+            attempt()
     env.api.connection_lost("ghost")
     env.api.unregister_resource_manager("ghost")
     assert env.schedule() == 0

@@ -1,21 +1,11 @@
-"""``Scheduler``: the SchedulerAPI of ``002_1c9dede00f6609b9.txt`` behind one lock.
+"""``Scheduler``: the SchedulerAPI of ``002_1c9dede00f6609b9.txt``, the one entry point.
 
 Requests are routed to the RM that sent them and the partition that owns the
-object; the partition changes its objects through their lifecycles and writes
-what the RM must hear into an outbox; at the end of the call the outboxes are
-turned into SI messages and delivered through the RM's callback.
-
-Locking. ``003_df6a88229d753a2b.txt`` ("Locking after merge") describes one lock
-per object with a lock order, to let Go goroutines schedule and update in
-parallel. Python threads do not run Python code in parallel, so fine-grained
-locks would add deadlock risk and no throughput: the core has one re-entrant
-state lock held for the whole of each API call and each scheduling cycle.
-Callbacks are delivered after the state lock is released, by the thread that
-made the call, in the global order the decisions were made (each call takes a
-ticket and waits for the earlier ones); a callback may call the API again (its
-messages are delivered by the same thread once the current batch is done). A
-callback must not block waiting for another thread's API call, and
-``predicates`` must not call the API at all (it runs inside the cycle).
+object; the partition's flows change objects through their lifecycles and
+write what the RM must hear into an outbox; at the end of the call the
+outboxes are turned into SI messages and delivered through the RM's callback
+(``scheduler.delivery``: one state lock, callbacks outside it in decision
+order).
 """
 
 from __future__ import annotations
@@ -23,18 +13,21 @@ from __future__ import annotations
 import gc
 import logging
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any, ClassVar
 
 import statemachines
 from statemachines import Lifecycle, Observer
 
 from . import si
+from .callback import ResourceManagerCallback, predicates_of
 from .clock import Clock, SystemClock
 from .config import DEFAULT_CONFIG_YAML, SchedulerConfig, parse_config
 from .context import CoreContext
-from .errors import ConfigError
+from .delivery import Dispatcher
+from .dump import dump_partition
+from .errors import ConfigError, UnknownResourceManager
 from .outbox import Delivery
 from .partition import Partition
 
@@ -47,15 +40,20 @@ class ResourceManager:
     """A registered RM: its callback, configuration and partitions."""
 
     LIFECYCLE: ClassVar[Lifecycle] = statemachines.RM
-    __slots__ = ("callback", "config_text", "id", "partitions", "policy_group", "state")
+    __slots__ = (
+        "callback", "config_text", "id", "partitions", "paused_at", "policy_group", "state"
+    )
 
-    def __init__(self, rm_id: str, callback: Any, policy_group: str, config_text: str) -> None:
+    def __init__(
+        self, rm_id: str, callback: ResourceManagerCallback, policy_group: str, config_text: str
+    ) -> None:
         self.state = self.LIFECYCLE.initial
         self.id = rm_id
         self.callback = callback
         self.policy_group = policy_group
         self.config_text = config_text
         self.partitions: dict[str, Partition] = {}
+        self.paused_at: float | None = None
 
     @property
     def event_id(self) -> str:
@@ -65,49 +63,45 @@ class ResourceManager:
 class Scheduler:
     """The scheduler core. Every public method is safe to call from several threads."""
 
-    def __init__(self, clock: Clock | None = None, *, emit_events: bool = True) -> None:
+    def __init__(
+        self,
+        clock: Clock | None = None,
+        *,
+        emit_events: bool = True,
+        rm_pause_timeout: float | None = None,
+    ) -> None:
+        """``rm_pause_timeout``: seconds a paused RM may stay paused before it is stopped.
+
+        The interface spec (``002`` "Lifecycle of RM-Scheduler communication")
+        draws ``Paused --timeout--> Stopped`` without a length and YuniKorn has
+        none, so it is off by default (``None``): a paused RM waits until it
+        registers again. With a timeout, the first ``schedule()`` at or after
+        it stops the RM and removes everything it owned, as an unregistration.
+        """
+        if rm_pause_timeout is not None and rm_pause_timeout < 0:
+            raise ValueError("rm_pause_timeout must be >= 0 seconds (or None for no timeout)")
         self.clock: Clock = clock if clock is not None else SystemClock()
+        self.rm_pause_timeout = rm_pause_timeout
         self._core = CoreContext(self.clock)
         self._core.emit_events = emit_events
         self._core.uuid_taken = self._uuid_taken
         self._rms: dict[str, ResourceManager] = {}
-        self._lock = threading.RLock()
-        # Delivery tickets: every call's batch is delivered in the order the
-        # decisions were made, by the thread whose call made them.
-        self._turn = threading.Condition()
-        self._issued = 0
-        self._done = 0
-        self._delivering: int | None = None
-        self._nested: list[tuple[int, list[Delivery]]] = []
-        self._cycle_thread: int | None = None
+        self._delivery = Dispatcher()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     # ---------------------------------------------------------------- plumbing
-    @contextmanager
-    def _transaction(self, wake: bool = True) -> Iterator[None]:
+    def _transaction(self, wake: bool = True) -> AbstractContextManager[None]:
         """Hold the state lock for one call, then deliver what it decided.
 
         ``wake`` tells the background loop there may be new work; ``schedule()``
         itself passes False, or an idle loop would never sleep.
         """
-        if self._cycle_thread == threading.get_ident():
-            raise RuntimeError("the scheduler API must not be called from predicates()")
-        self._lock.acquire()
-        try:
-            yield
-        finally:
-            try:
-                ticket, batch = self._collect()
-            finally:
-                self._lock.release()
-            if wake:
-                self._wake.set()
-            self._deliver(ticket, batch)
+        return self._delivery.transaction(self._collect, self._wake.set if wake else None)
 
-    def _collect(self) -> tuple[int, list[Delivery]]:
-        """This call's messages, and its place in the delivery order (under the lock)."""
+    def _collect(self) -> list[Delivery]:
+        """This call's messages for every RM, built from the outboxes (under the lock)."""
         core = self._core
         batch: list[Delivery] = []
         for rm_id, box in list(core.outboxes.items()):
@@ -115,54 +109,15 @@ class Scheduler:
             if rm is not None and not box.empty():
                 batch.extend(box.build(rm.callback))
         core.outboxes.clear()
-        ticket = self._issued
-        self._issued += 1
-        return ticket, batch
-
-    def _deliver(self, ticket: int, batch: list[Delivery]) -> None:
-        """Deliver one call's messages from the calling thread, in decision order.
-
-        Each call waits until every earlier call's messages were delivered, so
-        callbacks never run concurrently and never out of order, and a call's
-        answers arrive on the thread that made it (the scheduling thread in
-        background mode). A call made from inside a callback returns at once:
-        its messages are delivered by the same thread after the current batch,
-        so callbacks never nest.
-        """
-        me = threading.get_ident()
-        if self._delivering == me:
-            self._nested.append((ticket, batch))
-            return
-        queue = [(ticket, batch)]
-        while queue:
-            turn, messages = queue.pop(0)
-            with self._turn:
-                while self._done != turn:
-                    self._turn.wait()
-                self._delivering = me
-            try:
-                for method, message in messages:
-                    try:
-                        method(message)
-                    except Exception:
-                        log.exception("resource manager callback %s raised", method)
-            finally:
-                with self._turn:
-                    self._delivering = None
-                    self._done = turn + 1
-                    self._turn.notify_all()
-            if self._nested:
-                queue.extend(self._nested)
-                self._nested = []
+        return batch
 
     def _rm(self, rm_id: str) -> ResourceManager | None:
-        """The RM if it may send requests; otherwise None, after saying why."""
+        """The RM if it may send requests; None if it is paused or stopped (it is answered
+        through its callback); raises when it never registered (no callback to answer)."""
         rm = self._rms.get(rm_id)
-        if rm is not None and rm.state == "Running":
-            return rm
         if rm is None:
-            log.warning("request from resource manager %r ignored: it is not registered", rm_id)
-        return None
+            raise UnknownResourceManager(rm_id)
+        return rm if rm.state == "Running" else None
 
     def _refuse(self, rm_id: str) -> str:
         rm = self._rms.get(rm_id)
@@ -185,11 +140,11 @@ class Scheduler:
 
     def add_transition_observer(self, observer: Observer) -> Callable[[], None]:
         """See every lifecycle transition of this scheduler (for checkers and tracing)."""
-        with self._lock:
+        with self.lock:
             self._core.observers.append(observer)
 
         def remove() -> None:
-            with self._lock:
+            with self.lock:
                 if observer in self._core.observers:
                     self._core.observers.remove(observer)
 
@@ -197,7 +152,7 @@ class Scheduler:
 
     # ---------------------------------------------------------------- RM calls
     def register_resource_manager(
-        self, request: si.RegisterResourceManagerRequest, callback: Any
+        self, request: si.RegisterResourceManagerRequest, callback: ResourceManagerCallback
     ) -> si.RegisterResourceManagerResponse:
         """Register an RM with its queue configuration (``002`` "RM register with scheduler").
 
@@ -214,7 +169,7 @@ class Scheduler:
             self._rms[rm.id] = rm
             for pc in config.partitions:
                 partition = Partition(self._core, rm.id, pc)
-                partition.predicates = getattr(callback, "predicates", None)
+                partition.predicates = predicates_of(callback)
                 rm.partitions[pc.name] = partition
             self._core.fire(rm, "register", rm.id)
         return si.RegisterResourceManagerResponse()
@@ -223,12 +178,26 @@ class Scheduler:
     def _parse(text: str) -> SchedulerConfig:
         return parse_config(text if text.strip() else DEFAULT_CONFIG_YAML)
 
-    def _drop_rm(self, rm: ResourceManager) -> None:
+    def _drop_rm(self, rm: ResourceManager, trigger: str = "shutdown") -> None:
         for partition in rm.partitions.values():
             partition.stop()
         rm.partitions.clear()
         if rm.state != "Stopped":
-            self._core.fire(rm, "shutdown", rm.id)
+            self._core.fire(rm, trigger, rm.id)
+
+    def _expire_paused(self) -> None:
+        """Stop every RM paused for longer than ``rm_pause_timeout`` (``002`` "timeout")."""
+        timeout = self.rm_pause_timeout
+        if timeout is None:
+            return
+        now = self.clock.now()
+        for rm in list(self._rms.values()):
+            if rm.state == "Paused" and rm.paused_at is not None \
+                    and now >= rm.paused_at + timeout:
+                self._drop_rm(rm, "time_out")
+                self._core.event(rm.id, si.EventRecordType.UNKNOWN_EVENTRECORD_TYPE, rm.id,
+                                 f"resource manager {rm.id} stopped: paused for {timeout:g} s "
+                                 "without registering again")
 
     def connection_lost(self, rm_id: str) -> None:
         """RM lifecycle Running -> Paused; its requests are refused until it re-registers."""
@@ -236,6 +205,7 @@ class Scheduler:
             rm = self._rms.get(rm_id)
             if rm is not None and rm.state == "Running":
                 self._core.fire(rm, "disconnect", rm.id)
+                rm.paused_at = self.clock.now()
 
     def unregister_resource_manager(self, rm_id: str) -> None:
         """Voluntary shutdown: the RM stops and everything it owned is removed."""
@@ -249,7 +219,9 @@ class Scheduler:
         config = self._parse(request.config)
         with self._transaction():
             rm = self._rms.get(request.rm_id)
-            if rm is None or rm.state != "Running":
+            if rm is None:
+                raise UnknownResourceManager(request.rm_id)
+            if rm.state != "Running":
                 raise ConfigError(self._refuse(request.rm_id), "rmID")
             wanted = {pc.name: pc for pc in config.partitions}
             for name, pc in wanted.items():
@@ -261,7 +233,7 @@ class Scheduler:
                 partition = rm.partitions.get(name)
                 if partition is None or partition.state == "Stopped":
                     partition = Partition(self._core, rm.id, pc)
-                    partition.predicates = getattr(rm.callback, "predicates", None)
+                    partition.predicates = predicates_of(rm.callback)
                     rm.partitions[name] = partition
                 else:
                     if partition.state == "Draining":
@@ -393,36 +365,31 @@ class Scheduler:
                 gc.enable()
 
     def _schedule(self) -> int:
-        with self._transaction(wake=False):
-            self._cycle_thread = threading.get_ident()
-            try:
-                self._fire_timers()
-                count = 0
-                for rm in list(self._rms.values()):
-                    if rm.state != "Running":
-                        continue
-                    for partition in list(rm.partitions.values()):
-                        count += partition.schedule()
-                    self._reap_partitions(rm)
-                return count
-            finally:
-                self._cycle_thread = None
+        with self._transaction(wake=False), self._delivery.cycle():
+            self._expire_paused()
+            self._fire_timers()
+            count = 0
+            for rm in list(self._rms.values()):
+                if rm.state != "Running":
+                    continue
+                for partition in list(rm.partitions.values()):
+                    count += partition.schedule()
+                self._reap_partitions(rm)
+            return count
 
     def _fire_timers(self) -> None:
+        """Hand every due timer to the partition that set it, if it is still there."""
         for timer in self._core.due_timers():
-            target = timer.target
-            partition: Partition = (
-                target.partition if hasattr(target, "partition") else target.app.partition
-            )
-            rm = self._rms.get(partition.rm_id)
-            if rm is None or rm.state != "Running" \
-                    or rm.partitions.get(partition.name) is not partition:
+            rm_id, name = timer.owner
+            rm = self._rms.get(rm_id)
+            partition = rm.partitions.get(name) if rm is not None else None
+            if rm is None or rm.state != "Running" or partition is None:
                 continue
-            partition.on_timer(timer.kind, target, timer.token)
+            partition.on_timer(timer.kind, timer.target, timer.token)
 
     def start(self, interval: float = 0.05) -> None:
         """Run ``schedule()`` on a background thread until :meth:`stop`."""
-        with self._lock:
+        with self.lock:
             if self._thread is not None:
                 return
             self._stop.clear()
@@ -449,27 +416,27 @@ class Scheduler:
         self._stop.set()
         self._wake.set()
         thread.join()
-        with self._lock:
+        with self.lock:
             self._thread = None
 
     # -------------------------------------------------------------------- dump
     def state_dump(self) -> dict[str, Any]:
         """A JSON-serialisable snapshot in the contract's schema."""
-        with self._lock:
+        with self.lock:
             return {
                 "rms": [{"rm_id": rm.id, "state": rm.state} for rm in self._rms.values()],
                 "partitions": [
-                    p.dump() for rm in self._rms.values() for p in rm.partitions.values()
+                    dump_partition(p) for rm in self._rms.values() for p in rm.partitions.values()
                 ],
             }
 
     # ----------------------------------------------------- read-only internals
     def partitions(self) -> list[Partition]:
         """The live partition objects (read them, never change them): for invariants."""
-        with self._lock:
+        with self.lock:
             return [p for rm in self._rms.values() for p in rm.partitions.values()]
 
     @property
     def lock(self) -> threading.RLock:
         """The state lock, for readers that need a consistent view (invariants)."""
-        return self._lock
+        return self._delivery.lock

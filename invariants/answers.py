@@ -1,0 +1,370 @@
+"""Judging what the core says: allocations, releases, application states, timers.
+
+Functions over one call (``invariants/calls.py``) and what the shim knows
+(``invariants/shim.py``); each names the protocol check it applies. The
+monitor calls them as the callbacks arrive and when the call ends.
+"""
+
+from __future__ import annotations
+
+import statemachines
+from scheduler import si
+
+from . import protocol as P
+from . import quantities as qty
+from .calls import Call, Monitor
+from .shim import COMPLETING_TIMEOUT, RETENTION, AllocView, AppView, RMView
+
+TT = si.TerminationType
+EDGES = {(t.source, t.dest) for t in statemachines.APPLICATION.transitions}
+
+
+def _path_prefixes(path: str) -> list[str]:
+    parts = path.split(".")
+    return [".".join(parts[:d]) for d in range(len(parts), 0, -1)]
+
+
+# ---------------------------------------------------------------- new allocations
+
+
+def new_allocation(m: Monitor, rv: RMView, call: Call, msg: si.Allocation) -> None:
+    """Judge one allocation the core announced, then record it."""
+    call.new.append(msg)
+    subject = f"allocation {msg.uuid} ({msg.application_id}/{msg.allocation_key})"
+    r = msg.resource_per_alloc.as_dict()
+    if rv.paused:
+        m.report(P.PAUSED, subject, "allocated for a paused RM")
+    if msg.uuid in rv.allocs or not msg.uuid:
+        m.report(P.ALLOCATION_MATCHES_ASK, subject, "its uuid is empty or already running")
+    app = rv.apps.get(msg.application_id)
+    ask = rv.asks.get((msg.application_id, msg.allocation_key))
+    if app is None or not app.live:
+        m.report(P.ALLOCATION_MATCHES_ASK, subject, "its application is not one the shim runs")
+    elif msg.partition_name != app.partition:
+        m.report(P.ALLOCATION_MATCHES_ASK, subject,
+                 f"partition {msg.partition_name}, the application is in {app.partition}")
+    if ask is None:
+        m.report(P.ALLOCATION_MATCHES_ASK, subject, "no ask of the shim has that key")
+    else:
+        if not qty.same(r, ask.resource):
+            m.report(P.ALLOCATION_MATCHES_ASK, subject,
+                     f"resource {qty.show(r)}, the ask wants {qty.show(ask.resource)}")
+        if msg.placeholder != ask.placeholder or msg.task_group_name != ask.task_group:
+            m.report(P.ALLOCATION_MATCHES_ASK, subject,
+                     "placeholder flag or task group differs from the ask's")
+        if ask.allocated >= ask.max_allocations:
+            m.report(P.ALLOCATION_MATCHES_ASK, subject,
+                     f"one more than the ask's maxAllocations {ask.max_allocations}")
+    _fits_node(m, rv, msg, r, subject)
+    if app is not None:
+        _quota(m, rv, call, app, r, subject)
+        _gang(m, rv, call, app, msg, r, subject)
+    rv.allocs[msg.uuid] = AllocView(
+        msg.uuid, msg.application_id, msg.allocation_key, msg.node_id, r, msg.placeholder,
+        msg.task_group_name, call.now, ask.timeout_ms if ask is not None else 0, message=msg)
+    m.name(msg.uuid, msg.application_id, msg.allocation_key)
+    if ask is not None:
+        ask.allocated += 1
+    if app is not None and msg.placeholder and app.placeholder_start is None:
+        app.placeholder_start = call.now
+
+
+def _fits_node(m: Monitor, rv: RMView, msg: si.Allocation, r: dict[str, int],
+               subject: str) -> None:
+    node = rv.nodes.get(msg.node_id)
+    if node is None:
+        m.report(P.FITS_NODE, subject, f"node {msg.node_id} is not a node the shim registered")
+        return
+    if node.state != "Schedulable":
+        m.report(P.FITS_NODE, subject, f"node {node.id} is {node.state}")
+    free = rv.free(node.id)
+    if not qty.fits(r, free):
+        m.report(P.FITS_NODE, subject,
+                 f"node {node.id} has {qty.show(free)} free for {qty.show(r)}")
+    if not m.passes(msg.allocation_key, node.id):
+        m.report(P.FITS_NODE, subject, f"the RM's predicates refuse node {node.id}")
+
+
+def _quota(m: Monitor, rv: RMView, call: Call, app: AppView, r: dict[str, int],
+           subject: str) -> None:
+    core = m.core_partition(rv.rm_id, app.partition)
+    if core is None:
+        return
+    starting = not rv.holds_slot(app)
+    for path in _path_prefixes(app.path):
+        q = core.queues.get(path)
+        if q is None:
+            continue
+        if q.max:
+            used = rv.usage_below(app.partition, path)
+            over = [k for k, v in r.items() if k in q.max and used.get(k, 0) + v > q.max[k]]
+            if over:
+                m.report(P.QUOTA_ON_PATH, subject,
+                         f"queue {path} holds {qty.show(used)}; with {qty.show(r)} it passes "
+                         f"its max {qty.show(q.max)} in {', '.join(sorted(over))}")
+        if starting and q.max_applications > 0:
+            counted = sum(1 for a in rv.apps_below(app.partition, path) if rv.holds_slot(a))
+            if counted >= q.max_applications:
+                m.report(P.QUOTA_ON_PATH, subject,
+                         f"application {app.id} starts while queue {path} already runs "
+                         f"{counted} of its maxapplications {q.max_applications}")
+
+
+def _gang(m: Monitor, rv: RMView, call: Call, app: AppView, msg: si.Allocation,
+          r: dict[str, int], subject: str) -> None:
+    if msg.placeholder:
+        return
+    if app.gang and rv.pending_placeholders(app.id):
+        keys = [k.key for k in rv.pending_placeholders(app.id)]
+        m.report(P.GANG_WAITS, subject, f"a real allocation while placeholder asks {keys} "
+                 "are pending")
+    if not msg.task_group_name:
+        return
+    replacing = any(ph.app == app.id and ph.task_group == msg.task_group_name
+                    and ph.releasing == TT.PLACEHOLDER_REPLACED
+                    for ph in call.shim_confirmed.values())
+    if replacing:
+        return
+    free_ph = [a.uuid for a in rv.allocs_of(app.id)
+               if a.placeholder and a.task_group == msg.task_group_name
+               and a.releasing is None and qty.fits(r, a.resource)]
+    if free_ph:
+        m.report(P.GANG_WAITS, subject, f"allocated beside unreleased placeholders {free_ph} "
+                 "of its task group instead of replacing one")
+
+
+# ---------------------------------------------------------------- releases
+
+
+def core_release(m: Monitor, rv: RMView, call: Call, rel: si.AllocationRelease) -> None:
+    """A release in ``AllocationResponse.released``: a confirmation, or one the core starts."""
+    call.released.append(rel)
+    subject = f"allocation {rel.uuid}"
+    if rel.termination_type == TT.STOPPED_BY_RM:
+        if call.confirm_expected[rel.uuid] == 0:
+            m.report(P.CONFIRMATIONS, subject,
+                     "released STOPPED_BY_RM, which only the RM starts, without a request")
+        call.confirmed[rel.uuid] += 1
+        return
+    alloc = rv.allocs.get(rel.uuid)
+    if alloc is None:
+        m.report(P.RELEASES, subject, f"released {rel.termination_type.name}, but the shim "
+                 "does not run it")
+        return
+    if alloc.releasing is not None:
+        m.report(P.RELEASES, subject, f"released {rel.termination_type.name} while a "
+                 f"{alloc.releasing.name} release is unconfirmed")
+    if rel.termination_type not in (TT.TIMEOUT, TT.PLACEHOLDER_REPLACED):
+        m.report(P.RELEASES, subject, f"released {rel.termination_type.name}, a type the "
+                 "core does not start")
+    alloc.releasing = rel.termination_type
+    call.started.append((alloc, _reasons(rv, call, alloc)))
+
+
+def _reasons(rv: RMView, call: Call, alloc: AllocView) -> str:
+    """Why the core may have started this release, as the shim sees it now ("" if no reason)."""
+    app = rv.apps.get(alloc.app)
+    if app is None:
+        return "unknown application"
+    if alloc.releasing == TT.PLACEHOLDER_REPLACED:
+        fits = any(k.app == alloc.app and not k.placeholder and k.pending > 0
+                   and k.task_group == alloc.task_group and qty.fits(k.resource, alloc.resource)
+                   for k in rv.asks.values())
+        return "replacement" if alloc.placeholder and fits else ""
+    if not alloc.placeholder:
+        due = alloc.timeout_ms > 0 and call.now >= alloc.created + alloc.timeout_ms / 1000
+        return "execution timeout" if due else ""
+    if app.placeholder_start is not None and \
+            call.now >= app.placeholder_start + app.placeholder_timeout:
+        return "placeholder timeout"
+    if app.state in ("Completing", "Completed") and \
+            call.now >= app.state_since + COMPLETING_TIMEOUT:
+        return "completion"
+    if any(k.app == alloc.app and not k.placeholder and k.pending > 0
+           and k.task_group == alloc.task_group and not qty.fits(k.resource, alloc.resource)
+           for k in rv.asks.values()):
+        return "larger real ask"
+    return ""
+
+
+def release_reasons(m: Monitor, rv: RMView, call: Call) -> None:
+    """Every release the core started in this call has a reason the shim can check."""
+    for alloc, why in call.started:
+        app = rv.apps.get(alloc.app)
+        if why or (app is not None and app.state == "Failing"
+                   and alloc.releasing == TT.TIMEOUT):
+            continue
+        subject = f"allocation {alloc.uuid}"
+        if alloc.releasing == TT.PLACEHOLDER_REPLACED:
+            m.report(P.REPLACEMENT, subject, "released PLACEHOLDER_REPLACED with no pending real "
+                     "ask of its task group that fits in it")
+        elif alloc.placeholder:
+            m.report(P.RELEASES, subject, "a placeholder released TIMEOUT before its placeholder "
+                     "timeout, not at completion, not for a larger real ask and not for a "
+                     "failing gang")
+        else:
+            m.report(P.RELEASES, subject, "a real allocation released TIMEOUT before its "
+                     "execution timeout and without its gang failing")
+
+
+def confirmations(m: Monitor, rv: RMView, call: Call) -> None:
+    for uuid, n in call.confirm_expected.items():
+        if call.confirmed[uuid] != n:
+            m.report(P.CONFIRMATIONS, f"allocation {uuid}",
+                     f"the RM's release was confirmed {call.confirmed[uuid]} times, not {n}")
+    for key, n in call.ask_confirm_expected.items():
+        if call.ask_confirmed[key] != n:
+            m.report(P.CONFIRMATIONS, f"ask {key[0]}/{key[1]}",
+                     f"the RM's ask release was confirmed {call.ask_confirmed[key]} times")
+    for uuid in call.shim_confirmed:
+        if any(r.uuid == uuid for r in call.released):
+            m.report(P.CONFIRMATIONS, f"allocation {uuid}",
+                     "the core answered the RM's confirmation of a release it started")
+
+
+def replacements(m: Monitor, rv: RMView, call: Call) -> None:
+    """``001`` step 5: the real ask goes where its placeholder was, unless it can not."""
+    for ph in call.shim_confirmed.values():
+        if ph.releasing != TT.PLACEHOLDER_REPLACED:
+            continue
+        real = next((a for a in call.new if a.application_id == ph.app and not a.placeholder
+                     and a.task_group_name == ph.task_group), None)
+        if real is None or real.node_id == ph.node:
+            continue
+        node = rv.nodes.get(ph.node)
+        r = real.resource_per_alloc.as_dict()
+        core = m.core_partition(rv.rm_id, rv.apps[ph.app].partition) \
+            if ph.app in rv.apps else None
+        held = core.nodes.get(ph.node) if core is not None else None
+        reserved = held is not None and held.reservation not in (
+            None, (ph.app, real.allocation_key))
+        could = (node is not None and node.state == "Schedulable" and not reserved
+                 and qty.fits(r, rv.free(node.id)) and m.passes(real.allocation_key, node.id))
+        if could:
+            m.report(P.REPLACEMENT, f"allocation {real.uuid}",
+                     f"placed on {real.node_id} although placeholder {ph.uuid}'s node {ph.node} "
+                     "could take it")
+
+
+# ---------------------------------------------------------------- applications
+
+
+def app_update(m: Monitor, rv: RMView, call: Call, u: si.UpdatedApplication) -> None:
+    """One reported state change: a lifecycle edge, with the cause the shim can see."""
+    call.updates.append(u)
+    app = rv.apps.get(u.application_id)
+    subject = f"application {u.application_id}"
+    if u.state == "Rejected" and u.application_id in call.rejected_apps:
+        # A refused submission the core records (it expires after the retention).
+        add = next((a for a, _p, _w in call.new_apps
+                    if a.application_id == u.application_id), None)
+        if add is not None and (app is None or not app.live):
+            app = rv.apps[u.application_id] = AppView(
+                u.application_id, add.partition_name or "default", add, "",
+                state_since=call.now)
+    if app is None:
+        m.report(P.APP_STATES, subject, f"state {u.state} reported for an application the "
+                 "shim does not know")
+        return
+    prev, new, now = app.state, u.state, call.now
+    if (prev, new) not in EDGES:
+        m.report(P.APP_STATES, subject, f"reported {prev} -> {new}, not an edge of the "
+                 "application lifecycle")
+    real_now = any(a.application_id == app.id and not a.placeholder for a in call.new)
+    recovered = _recovered(call, app.id)
+    recovered_real = any(not a.placeholder for a in recovered)
+    held = rv.allocs_of(app.id)
+    if new == "Running" and prev == "Accepted" and not (real_now or recovered_real):
+        m.report(P.APP_STATES, subject, "Running without a real allocation")
+    if new == "Running" and prev == "Completing" and not (
+            real_now or recovered_real
+            or any(k.application_id == app.id for k in call.asks_sent)):
+        m.report(P.APP_STATES, subject, "Completing -> Running without a new ask or allocation")
+    if new == "Completing" and (rv.pending_asks(app.id) or any(not a.placeholder for a in held)):
+        m.report(P.APP_STATES, subject, "Completing while asks are pending or real "
+                 "allocations run")
+    if new == "Completed" and (held or now < app.state_since + COMPLETING_TIMEOUT):
+        m.report(P.APP_STATES, subject, f"Completed after {now - app.state_since:g} s of "
+                 f"Completing, holding {len(held)} allocations")
+    if new == "Failed" and held:
+        m.report(P.APP_STATES, subject, f"Failed while holding {len(held)} allocations")
+    if new in ("Failing", "Resuming") and (
+            app.placeholder_start is None
+            or now < app.placeholder_start + app.placeholder_timeout):
+        m.report(P.APP_STATES, subject, f"{new} before its placeholder timeout")
+    if new == "Expired" and now < app.state_since + RETENTION:
+        m.report(P.APP_STATES, subject, "expired before its retention")
+    if new == "Accepted" and prev == "Resuming":
+        app.placeholder_start = None
+        if any(a.placeholder for a in held):
+            m.report(P.APP_STATES, subject, "Resuming -> Accepted with placeholders running")
+    if new == "Accepted":
+        app.placeholder_fired = False
+    app.state = new
+    app.state_since = now
+    if new in ("Completed", "Failed", "Rejected"):
+        rv.finished[app.id] = now
+        for key in [k for k in rv.asks if k[0] == app.id]:
+            del rv.asks[key]
+    if new == "Expired":
+        rv.finished.pop(app.id, None)
+        if rv.apps.get(app.id) is app:
+            del rv.apps[app.id]
+
+
+def _recovered(call: Call, app_id: str) -> list[si.Allocation]:
+    """Allocations of the application this call's node registrations recover."""
+    if call.step.call != "update_node":
+        return []
+    return [a for n in call.step.request.nodes if n.action == si.NodeAction.CREATE
+            and n.node_id in call.accepted_nodes
+            for a in n.existing_allocations if a.application_id == app_id]
+
+
+def gang_timeout_response(m: Monitor, rv: RMView, call: Call) -> None:
+    """``001`` "Cleanup": one response carries the state change and every TIMEOUT release."""
+    for u in call.updates:
+        if u.state not in ("Failing", "Resuming"):
+            continue
+        unreleased = [a.uuid for a in rv.allocs_of(u.application_id)
+                      if a.placeholder and a.releasing is None]
+        asks = [k.key for k in rv.pending_placeholders(u.application_id)]
+        if unreleased or asks:
+            m.report(P.TIMERS, f"application {u.application_id}",
+                     f"{u.state} reported without releasing placeholders {unreleased} and "
+                     f"placeholder asks {asks} in the same response")
+
+
+def timers(m: Monitor, rv: RMView, call: Call) -> None:
+    """After ``schedule()``: everything due at the clock's time has fired."""
+    now = call.now
+    for a in rv.allocs.values():
+        if a.timeout_ms > 0 and not a.recovered and a.releasing is None \
+                and now >= a.created + a.timeout_ms / 1000:
+            m.report(P.TIMERS, f"allocation {a.uuid}",
+                     f"past its execution timeout ({a.timeout_ms} ms) and not released")
+    for app in rv.apps.values():
+        subject = f"application {app.id}"
+        if app.gang and app.placeholder_start is not None and not app.placeholder_fired \
+                and now >= app.placeholder_start + app.placeholder_timeout:
+            app.placeholder_fired = True
+            if app.state == "Accepted":
+                m.report(P.TIMERS, subject, "past its placeholder timeout and still Accepted")
+            elif app.state == "Running" and any(
+                    a.placeholder and a.releasing is None for a in rv.allocs_of(app.id)):
+                m.report(P.TIMERS, subject, "past its placeholder timeout with placeholders "
+                         "not released")
+        if app.state == "Completing" and now >= app.state_since + COMPLETING_TIMEOUT:
+            held = rv.allocs_of(app.id)
+            if not held:
+                m.report(P.TIMERS, subject, "Completing for 30 s, holding nothing, not "
+                         "Completed")
+            elif any(a.releasing is None for a in held):
+                m.report(P.TIMERS, subject, "Completing for 30 s with placeholders not released")
+    for app_id, since in rv.finished.items():
+        done = rv.apps.get(app_id)
+        if done is None or m.core_partition(rv.rm_id, done.partition) is None:
+            continue  # its partition was removed by a reload, and it with it
+        if now >= since + RETENTION:
+            m.report(P.TIMERS, f"application {app_id}", "terminated longer than the retention "
+                     "and not expired")

@@ -1,0 +1,69 @@
+"""One step being judged: what the shim sent, what the core answered, how to report.
+
+Shared by the monitor (``invariants/monitor.py``), which fills it, and the
+answer checks (``invariants/answers.py``), which judge it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from scheduler import si
+from scheduler.trace import Step
+
+from . import model
+from .shim import AllocView
+
+
+class Monitor(Protocol):
+    """What the answer checks need from the monitor."""
+
+    def report(self, check: str, subject: str, explanation: str) -> None: ...
+
+    def core_partition(self, rm_id: str, name: str) -> Any: ...
+
+    def name(self, uuid: str, app_id: str, key: str) -> None: ...
+
+    def passes(self, key: str, node_id: str) -> bool: ...
+
+
+@dataclass
+class Call:
+    """One step being executed and everything the core answered to it."""
+
+    step: Step
+    rm_id: str
+    now: float
+    new_apps: list[tuple[si.AddApplicationRequest, model.Placed | None, str]] = field(
+        default_factory=list)
+    app_answers: Counter[str] = field(default_factory=Counter)
+    accepted_apps: list[str] = field(default_factory=list)
+    rejected_apps: list[str] = field(default_factory=list)
+    removed_apps: list[str] = field(default_factory=list)
+    node_answers: Counter[str] = field(default_factory=Counter)
+    accepted_nodes: list[str] = field(default_factory=list)
+    rejected_nodes: list[str] = field(default_factory=list)
+    must_reject_nodes: list[str] = field(default_factory=list)
+    asks_sent: list[si.AllocationAsk] = field(default_factory=list)
+    must_reject_asks: list[tuple[str, str]] = field(default_factory=list)
+    rejected_asks: list[tuple[str, str]] = field(default_factory=list)
+    confirm_expected: Counter[str] = field(default_factory=Counter)
+    confirmed: Counter[str] = field(default_factory=Counter)
+    ask_confirm_expected: Counter[tuple[str, str]] = field(default_factory=Counter)
+    ask_confirmed: Counter[tuple[str, str]] = field(default_factory=Counter)
+    shim_confirmed: dict[str, AllocView] = field(default_factory=dict)
+    """Core-initiated releases the shim confirms in this call (gone from its view)."""
+    gone: dict[str, AllocView] = field(default_factory=dict)
+    """Allocations this call's request ends (RM releases, decommission, removal)."""
+    previous_asks: dict[tuple[str, str], Any] = field(default_factory=dict)
+    started: list[tuple[AllocView, str]] = field(default_factory=list)
+    """Releases the core started in this call, with the reason the shim saw when each came."""
+    new: list[si.Allocation] = field(default_factory=list)
+    released: list[si.AllocationRelease] = field(default_factory=list)
+    released_asks: list[si.AllocationAskRelease] = field(default_factory=list)
+    updates: list[si.UpdatedApplication] = field(default_factory=list)
+    states_before: dict[str, str] = field(default_factory=dict)
+    dump_before: str | None = None
+    error: BaseException | None = None

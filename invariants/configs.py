@@ -1,0 +1,208 @@
+"""Queue configurations drawn at random, so one checker run covers many shapes (swarm).
+
+Each test case of the checker draws its own ``queues.yaml``: one or two
+partitions, trees one to three levels deep, ``max`` and ``guaranteed`` at
+random levels (kept valid: a child's max within its parent's, guarantees
+adding up), every application sort policy, ``maxapplications``, submit and
+admin ACLs with users and groups, child templates, and placement rules.
+The fixed default configuration stays one of the shapes.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from scheduler.errors import ConfigError
+
+from . import model
+
+USERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("alice", ()), ("bob", ("admins",)), ("carol", ()), ("dave", ("devs",)),
+)
+NAMESPACES = ("ns1", "ns2", "checker-ns")
+ACLS = ("*", "alice", "bob,carol", " admins", "alice devs", "dave")
+POLICIES = ("", "fifo", "fair", "stateaware")
+MEMORIES = (30, 40, 60, 80, 120, 200)
+CORE = 1000
+
+DEFAULT = """\
+partitions:
+  - name: default
+    nodesortpolicy:
+      type: fair
+    queues:
+      - name: root
+        queues:
+          - name: a
+            submitacl: "*"
+            maxapplications: 2
+            resources:
+              guaranteed: {memory: 60}
+              max: {memory: 120, vcore: 20}
+          - name: b
+            submitacl: "alice"
+            properties:
+              application.sort.policy: fair
+            resources:
+              max: {memory: 150}
+            queues:
+              - name: b1
+                resources:
+                  max: {memory: 80}
+              - name: b2
+          - name: c
+            adminacl: " admins"
+            properties:
+              application.sort.policy: stateaware
+"""
+"""The checker's fixed configuration: a quota on a leaf and on a parent, fair and
+stateaware leaves, ACLs by user, by group and by admin, a gang-eligible leaf."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A drawn configuration and the names a shim may use with it."""
+
+    text: str
+    queue_names: tuple[str, ...]
+    """Queue names submissions try (leaves, parents, unknown, bare names)."""
+
+
+def draw(rng: random.Random) -> Shape:
+    """A valid configuration drawn at random (the default one a quarter of the time)."""
+    if rng.random() < 0.25:
+        return shape_of(DEFAULT)
+    for _ in range(20):
+        text = _generate(rng)
+        try:
+            model.read(text)
+        except ConfigError:
+            continue
+        return shape_of(text)
+    return shape_of(DEFAULT)
+
+
+def shape_of(text: str) -> Shape:
+    """The shape of a given configuration (``--config``)."""
+    config = model.read(text)
+    names: list[str] = []
+    for pm in config.partitions.values():
+        for path in pm.queues:
+            if path != model.ROOT and path not in names:
+                names.append(path)
+    names += ["root.nosuchqueue", "nosuchqueue"]
+    names += sorted({p.rsplit(".", 1)[-1] for p in names if "." in p})[:3]
+    return Shape(text, tuple(names))
+
+
+def _generate(rng: random.Random) -> str:
+    partitions = [_partition(rng, "default")]
+    if rng.random() < 0.2:
+        partitions.append(_partition(rng, "second"))
+    return json.dumps({"partitions": partitions})
+
+
+def _partition(rng: random.Random, name: str) -> dict[str, Any]:
+    counter = [0]
+    root: dict[str, Any] = {"name": "root"}
+    if rng.random() < 0.5:
+        root["submitacl"] = "*"
+    depth = rng.choice((1, 2, 2, 3))
+    root["queues"] = [_queue(rng, 1, depth, None, None, counter)
+                      for _ in range(rng.randint(1, 3))]
+    part: dict[str, Any] = {"name": name, "queues": [root]}
+    if rng.random() < 0.3:
+        part["nodesortpolicy"] = {"type": rng.choice(("fair", "binpacking"))}
+    if rng.random() < 0.3:
+        part["placementrules"] = _rules(rng, root)
+    return part
+
+
+def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
+           parent_apps: int | None, counter: list[int]) -> dict[str, Any]:
+    counter[0] += 1
+    q: dict[str, Any] = {"name": f"q{counter[0]}"}
+    mx = parent_max
+    if rng.random() < 0.45:
+        choices = [m for m in MEMORIES if parent_max is None or m <= parent_max]
+        if choices:
+            mx = rng.choice(choices)
+            q.setdefault("resources", {})["max"] = {"memory": mx}
+            if rng.random() < 0.2:
+                q["resources"]["max"]["vcore"] = rng.choice((4, 8, 20))
+    if rng.random() < 0.3:
+        q.setdefault("resources", {})["guaranteed"] = {"memory": rng.choice((10, 20, 30))}
+    apps = parent_apps
+    if parent_apps is not None:
+        apps = rng.randint(1, parent_apps)
+        q["maxapplications"] = apps
+    elif rng.random() < 0.2:
+        apps = rng.randint(1, 3)
+        q["maxapplications"] = apps
+    policy = rng.choice(POLICIES)
+    if policy:
+        q["properties"] = {"application.sort.policy": policy}
+    if rng.random() < 0.3:
+        q["submitacl"] = rng.choice(ACLS)
+    if rng.random() < 0.15:
+        q["adminacl"] = rng.choice(ACLS)
+    if level < depth and rng.random() < 0.7:
+        q["queues"] = [_queue(rng, level + 1, depth, mx, apps, counter)
+                       for _ in range(rng.randint(1, 3))]
+        _fit_guarantees(q)
+        if rng.random() < 0.2:
+            template: dict[str, Any] = {"properties": {"application.sort.policy": rng.choice(
+                ("fifo", "fair", "stateaware"))}}
+            if mx is not None:
+                template["resources"] = {"max": {"memory": mx}}
+            if apps is not None:
+                template["maxapplications"] = apps
+            q["childtemplate"] = template
+    return q
+
+
+def _fit_guarantees(q: dict[str, Any]) -> None:
+    """Drop guarantees the validator would refuse (children's sum above the parent's)."""
+    total = sum(_guaranteed(c) for c in q["queues"])
+    own = q.get("resources", {}).get("guaranteed", {}).get("memory")
+    mx = q.get("resources", {}).get("max", {}).get("memory")
+    if (own is not None and total > own) or (mx is not None and total > mx):
+        for c in q["queues"]:
+            c.get("resources", {}).pop("guaranteed", None)
+    g = q.get("resources", {}).get("guaranteed", {}).get("memory")
+    if g is not None and mx is not None and g > mx:
+        q["resources"].pop("guaranteed")
+
+
+def _guaranteed(q: Mapping[str, Any]) -> int:
+    own = q.get("resources", {}).get("guaranteed", {}).get("memory")
+    if own is not None:
+        return int(own)
+    return sum(_guaranteed(c) for c in q.get("queues", []))
+
+
+def _rules(rng: random.Random, root: Mapping[str, Any]) -> list[dict[str, Any]]:
+    parents = [q["name"] for q in root["queues"] if q.get("queues")]
+    rules: list[dict[str, Any]] = []
+    for _ in range(rng.randint(1, 3)):
+        kind = rng.choice(("provided", "tag", "user", "fixed"))
+        rule: dict[str, Any] = {"name": kind, "create": rng.random() < 0.6}
+        if kind == "tag":
+            rule["value"] = "namespace"
+        if kind == "fixed":
+            leaves = [f"root.{q['name']}" for q in root["queues"] if not q.get("queues")]
+            if not leaves:
+                continue
+            rule["value"] = rng.choice(leaves)
+            rule["create"] = False
+        if kind in ("tag", "user") and parents and rng.random() < 0.6:
+            rule["parent"] = {"name": "fixed", "value": f"root.{rng.choice(parents)}"}
+        if rng.random() < 0.2:
+            rule["filter"] = {"type": rng.choice(("allow", "deny")),
+                              "users": [rng.choice(("alice", "bob", "carol"))]}
+        rules.append(rule)
+    return rules

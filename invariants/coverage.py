@@ -1,0 +1,292 @@
+"""Coverage: which lifecycle edges the checker fired, and which ``sometimes`` goals it reached.
+
+An edge or a goal never reached is a part of the design the checker never
+tested: the report lists them, ``--coverage-out`` writes them as JSON and
+``yunikorn-fsm diagrams --coverage`` draws the counts on the lifecycles.
+A goal is a named situation worth reaching (a placeholder replaced on its own
+node, a Hard gang failed, a reservation honoured); each is detected from the
+traffic and the transitions of one step.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import statemachines
+from scheduler import si
+from scheduler.trace import Step
+from statemachines import TransitionRecord
+
+TT = si.TerminationType
+EdgeKey = tuple[str, str, str, str]
+
+
+def declared_edges() -> list[tuple[EdgeKey, str]]:
+    """Every declared edge as ``((lifecycle, source, trigger, dest), dormant reason)``."""
+    return [((lc.name, t.source, t.trigger, t.dest), t.dormant)
+            for lc in statemachines.LIFECYCLES.values() for t in lc.transitions]
+
+
+@dataclass(frozen=True)
+class Goal:
+    """A situation the checker should reach sometimes."""
+
+    name: str
+    statement: str
+    detect: Callable[[StepRecord], bool]
+
+
+@dataclass
+class StepRecord:
+    """What one step did: the step, its transitions, and the callbacks it caused."""
+
+    step: Step
+    transitions: list[TransitionRecord]
+    messages: list[tuple[str, Any]]
+    state: dict[str, Any] = field(default_factory=dict)
+
+    def moved(self, lifecycle: str, source: str, dest: str) -> list[Any]:
+        return [t.obj for t in self.transitions
+                if t.lifecycle == lifecycle and t.source == source and t.dest == dest]
+
+    def of(self, kind: str) -> list[Any]:
+        return [m for k, m in self.messages if k == kind]
+
+    def new(self) -> list[si.Allocation]:
+        return [a for r in self.of("update_allocation") for a in r.new]
+
+    def released(self) -> list[si.AllocationRelease]:
+        return [a for r in self.of("update_allocation") for a in r.released]
+
+    def states(self, kind: si.SchedulingState) -> list[si.UpdateContainerSchedulingStateRequest]:
+        return [s for s in self.of("update_container_scheduling_state") if s.state == kind]
+
+
+GOALS: dict[str, Goal] = {}
+
+
+def goal(name: str, statement: str) -> Callable[[Callable[[StepRecord], bool]],
+                                                  Callable[[StepRecord], bool]]:
+    def register(fn: Callable[[StepRecord], bool]) -> Callable[[StepRecord], bool]:
+        GOALS[name] = Goal(name, statement, fn)
+        return fn
+
+    return register
+
+
+def _confirmed(rec: StepRecord, ttype: si.TerminationType) -> list[si.AllocationRelease]:
+    req = rec.step.request
+    if rec.step.call != "update_allocation" or req.releases is None:
+        return []
+    return [r for r in req.releases.allocations_to_release if r.termination_type == ttype]
+
+
+@goal("gang.replaced_on_same_node",
+      "A placeholder was replaced: its release confirmed and the real ask allocated on its node.")
+def _replaced_same(rec: StepRecord) -> bool:
+    confirmed = _confirmed(rec, TT.PLACEHOLDER_REPLACED)
+    nodes = {a.node.id for a in rec.moved("allocation", "Releasing", "Replaced")}
+    return bool(confirmed) and any(a.node_id in nodes for a in rec.new())
+
+
+@goal("gang.replaced_on_other_node",
+      "A real ask replacing a placeholder fell back to another node.")
+def _replaced_other(rec: StepRecord) -> bool:
+    nodes = {a.node.id for a in rec.moved("allocation", "Releasing", "Replaced")}
+    return bool(nodes) and any(not a.placeholder and a.task_group_name and a.node_id not in nodes
+                               for a in rec.new())
+
+
+@goal("gang.hard_failed", "A Hard gang timed out and ended Failed once its releases were "
+      "confirmed.")
+def _hard_failed(rec: StepRecord) -> bool:
+    return bool(rec.moved("application", "Failing", "Failed"))
+
+
+@goal("gang.failed_while_running",
+      "A Running gang with placeholder asks pending timed out and failed (Running -> Failing).")
+def _failed_running(rec: StepRecord) -> bool:
+    return bool(rec.moved("application", "Running", "Failing"))
+
+
+@goal("gang.soft_resumed", "A Soft gang timed out, resumed and was Accepted again.")
+def _soft_resumed(rec: StepRecord) -> bool:
+    return bool(rec.moved("application", "Resuming", "Accepted"))
+
+
+@goal("gang.completed_after_leftover_placeholders",
+      "An application completed after its leftover placeholders were released and confirmed.")
+def _completed_leftovers(rec: StepRecord) -> bool:
+    return bool(rec.moved("application", "Completing", "Completed")) and bool(
+        _confirmed(rec, TT.TIMEOUT))
+
+
+@goal("gang.incompatible_placeholder",
+      "A placeholder smaller than its real ask was released with TIMEOUT.")
+def _incompatible(rec: StepRecord) -> bool:
+    return any(r.termination_type == TT.TIMEOUT and "larger than the placeholder" in r.message
+               for r in rec.released())
+
+
+@goal("gang.recovered_placeholder",
+      "An RM re-registered and recovered placeholders on its nodes.")
+def _recovered_placeholder(rec: StepRecord) -> bool:
+    req = rec.step.request
+    return rec.step.call == "update_node" and any(
+        a.placeholder for n in req.nodes for a in n.existing_allocations) and bool(
+        [m for r in rec.of("update_node") for m in r.accepted])
+
+
+@goal("reservation.honoured", "An ask reserved a node and was later allocated on it.")
+def _reservation_honoured(rec: StepRecord) -> bool:
+    return bool(rec.state.get("honoured"))
+
+
+@goal("reservation.made", "An ask that fit no node's free room reserved a node.")
+def _reservation_made(rec: StepRecord) -> bool:
+    return bool(rec.states(si.SchedulingState.RESERVED))
+
+
+@goal("quota.skipped", "An ask was skipped because a queue on its path was at its max.")
+def _quota_skipped(rec: StepRecord) -> bool:
+    return any("quota" in s.reason for s in rec.states(si.SchedulingState.SKIPPED))
+
+
+@goal("quota.maxapplications_held",
+      "An application was held back by maxapplications on its queue path.")
+def _maxapps(rec: StepRecord) -> bool:
+    return any("maxapplications" in s.reason for s in rec.states(si.SchedulingState.SKIPPED))
+
+
+@goal("partition.removed_by_reload", "A reload removed a partition: it drained and stopped.")
+def _partition_removed(rec: StepRecord) -> bool:
+    return any(not hasattr(o, "path") for o in rec.moved("object", "Draining", "Stopped"))
+
+
+@goal("queue.removed_by_reload", "A reload removed a queue: it drained and stopped once empty.")
+def _queue_removed(rec: StepRecord) -> bool:
+    return any(hasattr(o, "path") for o in rec.moved("object", "Draining", "Stopped"))
+
+
+@goal("queue.created_by_placement", "A placement rule created the queue it placed an "
+      "application in.")
+def _queue_created(rec: StepRecord) -> bool:
+    return any(e.message == "created by a placement rule"
+               for batch in rec.of("send_event") for e in batch)
+
+
+@goal("rm.resynced_after_pause", "An RM lost its connection, registered again and resynced.")
+def _resynced(rec: StepRecord) -> bool:
+    return rec.step.call == "register_resource_manager" and bool(
+        rec.moved("rm", "Paused", "Stopped"))
+
+
+@goal("node.decommissioned_with_allocations",
+      "A node was decommissioned while allocations ran on it.")
+def _decommissioned(rec: StepRecord) -> bool:
+    return bool(rec.moved("node", "Schedulable", "Removed") or rec.moved(
+        "node", "Draining", "Removed")) and any(
+        r.termination_type == TT.STOPPED_BY_RM for r in rec.released())
+
+
+@goal("app.completed", "An application completed after the completing timeout.")
+def _completed(rec: StepRecord) -> bool:
+    return bool(rec.moved("application", "Completing", "Completed"))
+
+
+@goal("app.expired", "A terminated application expired after the retention period.")
+def _expired(rec: StepRecord) -> bool:
+    return any(rec.moved("application", s, "Expired") for s in ("Completed", "Failed",
+                                                                 "Rejected"))
+
+
+@goal("alloc.execution_timeout",
+      "A real allocation passed its execution timeout and its TIMEOUT release was confirmed.")
+def _exec_timeout(rec: StepRecord) -> bool:
+    return any(not a.placeholder for a in rec.moved("allocation", "Releasing", "Expired"))
+
+
+@goal("config.reload_refused", "A reload the running state could not take was refused.")
+def _refused(rec: StepRecord) -> bool:
+    return rec.step.call == "update_configuration" and bool(rec.state.get("error"))
+
+
+class Coverage:
+    """Counts of edges fired and goals reached; merged across test cases and workers."""
+
+    def __init__(self) -> None:
+        self.edges: Counter[EdgeKey] = Counter()
+        self.goals: Counter[str] = Counter()
+        self.steps = 0
+        self.cases = 0
+
+    def transition(self, rec: TransitionRecord) -> None:
+        self.edges[(rec.lifecycle, rec.source, rec.trigger, rec.dest)] += 1
+
+    def observe(self, record: StepRecord) -> None:
+        self.steps += 1
+        for name, g in GOALS.items():
+            if g.detect(record):
+                self.goals[name] += 1
+
+    def merge(self, other: Coverage) -> None:
+        self.edges.update(other.edges)
+        self.goals.update(other.goals)
+        self.steps += other.steps
+        self.cases += other.cases
+
+    # -- reporting ----------------------------------------------------------
+    def reachable(self) -> list[EdgeKey]:
+        return [key for key, dormant in declared_edges() if not dormant]
+
+    def unreached_edges(self) -> list[EdgeKey]:
+        return [key for key in self.reachable() if not self.edges[key]]
+
+    def unreached_goals(self) -> list[str]:
+        return [name for name in GOALS if not self.goals[name]]
+
+    def summary(self) -> str:
+        reach = self.reachable()
+        hit = sum(1 for k in reach if self.edges[k])
+        goals = sum(1 for n in GOALS if self.goals[n])
+        return f"edges {hit}/{len(reach)}, goals {goals}/{len(GOALS)}"
+
+    def to_json(self) -> dict[str, Any]:
+        edges = [{"lifecycle": k[0], "source": k[1], "trigger": k[2], "dest": k[3],
+                  "count": self.edges[k], **({"dormant": d} if d else {})}
+                 for k, d in declared_edges()]
+        return {
+            "steps": self.steps,
+            "cases": self.cases,
+            "edges": edges,
+            "goals": [{"name": n, "statement": g.statement, "count": self.goals[n]}
+                      for n, g in GOALS.items()],
+            "unreached_edges": [_label(k) for k in self.unreached_edges()],
+            "unreached_goals": self.unreached_goals(),
+        }
+
+    def write(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
+
+    def report_lines(self) -> Iterable[str]:
+        yield f"coverage: {self.summary()}"
+        for key in self.unreached_edges():
+            yield f"  edge never fired: {_label(key)}"
+        for name in self.unreached_goals():
+            yield f"  goal never reached: {name} ({GOALS[name].statement})"
+
+
+def _label(key: EdgeKey) -> str:
+    return f"{key[0]}: {key[1]} --{key[2]}--> {key[3]}"
+
+
+def load(path: str | Path) -> Mapping[EdgeKey, int]:
+    """Edge counts from a ``--coverage-out`` file (for ``diagrams --coverage``)."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    return {(e["lifecycle"], e["source"], e["trigger"], e["dest"]): int(e["count"])
+            for e in data["edges"]}

@@ -1,0 +1,98 @@
+"""SI traffic in words: one short line per request and per answer, for traces and diagrams."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from scheduler import si
+from scheduler.trace import Step
+
+
+def _res(r: si.Resource | None) -> str:
+    if r is None:
+        return "{}"
+    d = r.as_dict()
+    return "{" + " ".join(f"{k}:{d[k]}" for k in sorted(d)) + "}"
+
+
+def step(s: Step) -> str:
+    """The step as one line, in the SI's terms."""
+    req = s.request
+    if s.call == "advance":
+        return f"clock +{s.seconds:g}s"
+    if s.call == "schedule":
+        return "schedule()"
+    if s.call in ("connection_lost", "unregister_resource_manager"):
+        return f"{s.call}({s.rm_id})"
+    if s.call == "register_resource_manager":
+        lines = len(req.config.splitlines())
+        return f"RegisterResourceManager {req.rm_id} (config: {lines} lines)"
+    if s.call == "update_configuration":
+        return f"UpdateConfiguration {req.rm_id} ({len(req.config)} chars)"
+    parts: list[str] = []
+    if s.call == "update_application":
+        parts += [f"AddApplication {a.application_id} queue={a.queue_name!r} "
+                  f"user={a.ugi.user}{' groups=' + ','.join(a.ugi.groups) if a.ugi.groups else ''}"
+                  f"{' placeholderAsk=' + _res(a.placeholder_ask) if a.placeholder_ask else ''}"
+                  f"{' ' + a.gang_scheduling_style if a.gang_scheduling_style else ''}"
+                  f"{' partition=' + a.partition_name if a.partition_name != 'default' else ''}"
+                  for a in req.new]
+        parts += [f"RemoveApplication {r.application_id}" for r in req.remove]
+    elif s.call == "update_node":
+        for n in req.nodes:
+            extra = f" {_res(n.schedulable_resource)}" if n.schedulable_resource else ""
+            if n.occupied_resource:
+                extra += f" occupied {_res(n.occupied_resource)}"
+            if n.existing_allocations:
+                extra += " recovering " + ", ".join(
+                    f"{a.application_id}/{a.allocation_key}"
+                    f"{' (placeholder)' if a.placeholder else ''}" for a in n.existing_allocations)
+            parts.append(f"NodeInfo {n.node_id} {n.action.name}{extra}")
+    elif s.call == "update_allocation":
+        for a in req.asks:
+            flags = f" taskGroup={a.task_group_name}" if a.task_group_name else ""
+            flags += " placeholder" if a.placeholder else ""
+            flags += f" timeout={a.execution_timeout_milli_seconds}ms" \
+                if a.execution_timeout_milli_seconds else ""
+            parts.append(f"AllocationAsk {a.application_id}/{a.allocation_key} "
+                         f"x{a.max_allocations} {_res(a.resource_ask)}{flags}")
+        if req.releases is not None:
+            parts += [f"AllocationRelease {r.termination_type.name} "
+                      f"{r.uuid or '(all of ' + r.application_id + ')'}"
+                      for r in req.releases.allocations_to_release]
+            parts += [f"AllocationAskRelease {r.termination_type.name} "
+                      f"{r.application_id}/{r.allocation_key or '*'}"
+                      for r in req.releases.allocation_asks_to_release]
+    return "; ".join(parts) or s.call
+
+
+def answers(kind: str, msg: Any) -> Iterator[str]:
+    """What one callback told the shim, a line per item (events are left out)."""
+    if kind == "update_allocation":
+        for a in msg.new:
+            yield (f"Allocation {a.application_id}/{a.allocation_key} on {a.node_id} "
+                   f"{_res(a.resource_per_alloc)} uuid={a.uuid}"
+                   f"{' (placeholder)' if a.placeholder else ''}")
+        for r in msg.released:
+            yield f"AllocationRelease {r.termination_type.name} {r.uuid}: {r.message}"
+        for r in msg.released_asks:
+            yield (f"AllocationAskRelease {r.termination_type.name} "
+                   f"{r.application_id}/{r.allocation_key}")
+        for r in msg.rejected:
+            yield f"RejectedAllocationAsk {r.application_id}/{r.allocation_key}: {r.reason}"
+    elif kind == "update_application":
+        for a in msg.accepted:
+            yield f"AcceptedApplication {a.application_id}"
+        for r in msg.rejected:
+            yield f"RejectedApplication {r.application_id}: {r.reason}"
+        for u in msg.updated:
+            yield f"UpdatedApplication {u.application_id}: {u.state}"
+    elif kind == "update_node":
+        for n in msg.accepted:
+            yield f"AcceptedNode {n.node_id}"
+        for r in msg.rejected:
+            yield f"RejectedNode {r.node_id}: {r.reason}"
+    elif kind == "update_container_scheduling_state":
+        yield f"SchedulingState {msg.application_id}/{msg.allocation_key}: {msg.state.name}" \
+              f" ({msg.reason})"

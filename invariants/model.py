@@ -1,0 +1,269 @@
+"""The checker's own reading of a queue configuration: quotas, ACLs, placement, admission.
+
+Checks that need a rule of the configuration (a queue's ``max`` on the path,
+who may submit where, which queue an application lands in, whether a gang is
+admitted) read it here, from the parsed ``queues.yaml`` alone, never through
+the core's helpers: a bug in the core's ACL walk, placement rules or gang
+admission must not be invisible to the check of that rule. Parsing itself
+uses ``scheduler.config`` (the public model of the file format, tested on its
+own); everything after parsing is restated here.
+
+Semantics restated (YuniKorn's, as ``docs/design-notes.md`` records them):
+properties are inherited by child queues; submit access is granted by the
+``submitacl`` or ``adminacl`` of the leaf or any ancestor; a queue ``max``
+limits only the types it names; placement rules are tried in order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from scheduler.config import PartitionConfig, PlacementRuleConfig, QueueConfig, parse_config
+
+ROOT = "root"
+SORT_POLICY = "application.sort.policy"
+NAME = re.compile(r"[a-zA-Z0-9_:#/@-]{1,64}")
+
+
+@dataclass(frozen=True)
+class Template:
+    """A parent's ``childtemplate``: what a leaf created below it gets."""
+
+    max: Mapping[str, int] | None
+    guaranteed: Mapping[str, int] | None
+    max_applications: int
+    properties: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class QueueModel:
+    """One configured queue as the checker reads it."""
+
+    path: str
+    leaf: bool
+    max: Mapping[str, int] | None
+    guaranteed: Mapping[str, int] | None
+    max_applications: int
+    properties: Mapping[str, str]
+    """Effective properties: the queue's own over its parent's (inherited)."""
+    submitacl: str | None
+    adminacl: str | None
+    template: Template | None
+
+    @property
+    def sort_policy(self) -> str:
+        return self.properties.get(SORT_POLICY, "").lower() or "fifo"
+
+
+@dataclass(frozen=True)
+class PartitionModel:
+    """A configured partition: its queues by path and its placement rules."""
+
+    name: str
+    queues: Mapping[str, QueueModel]
+    rules: Sequence[PlacementRuleConfig]
+
+    def leaves(self) -> list[str]:
+        return [p for p, q in self.queues.items() if q.leaf]
+
+    def parents(self) -> list[str]:
+        return [p for p, q in self.queues.items() if not q.leaf]
+
+    def chain(self, path: str) -> list[QueueModel]:
+        """The configured queues from ``path`` up to root (missing levels skipped)."""
+        out = []
+        parts = path.split(".")
+        for depth in range(len(parts), 0, -1):
+            q = self.queues.get(".".join(parts[:depth]))
+            if q is not None:
+                out.append(q)
+        return out
+
+
+@dataclass(frozen=True)
+class ConfigModel:
+    """A whole configuration; ``partitions`` keyed by name."""
+
+    text: str
+    partitions: Mapping[str, PartitionModel] = field(default_factory=dict)
+
+    def partition(self, name: str) -> PartitionModel | None:
+        return self.partitions.get(name or "default")
+
+
+@lru_cache(maxsize=512)
+def read(text: str) -> ConfigModel:
+    """The checker's reading of a configuration text (cached: configs repeat)."""
+    parsed = parse_config(text)
+    return ConfigModel(text, {p.name: _partition(p) for p in parsed.partitions})
+
+
+def _partition(p: PartitionConfig) -> PartitionModel:
+    queues: dict[str, QueueModel] = {}
+
+    def walk(cfg: QueueConfig, parent: QueueModel | None) -> None:
+        path = cfg.name if parent is None else f"{parent.path}.{cfg.name}"
+        props = {**(parent.properties if parent is not None else {}), **cfg.properties}
+        tpl = cfg.childtemplate
+        template = None if tpl is None else Template(
+            dict(tpl.resources.max) or None, dict(tpl.resources.guaranteed) or None,
+            tpl.maxapplications, dict(tpl.properties))
+        model = QueueModel(
+            path=path, leaf=not cfg.queues and not cfg.parent,
+            max=dict(cfg.resources.max) or None,
+            guaranteed=dict(cfg.resources.guaranteed) or None,
+            max_applications=cfg.maxapplications, properties=props,
+            submitacl=cfg.submitacl, adminacl=cfg.adminacl, template=template)
+        queues[path] = model
+        for child in cfg.queues:
+            walk(child, model)
+
+    walk(p.queues[0], None)
+    return PartitionModel(p.name, queues, list(p.placementrules))
+
+
+# ---------------------------------------------------------------- ACLs
+
+
+def acl_allows(text: str | None, user: str, groups: Sequence[str]) -> bool:
+    """YuniKorn's ACL string: ``*``, or ``"users groups"`` with comma lists; unset: nobody."""
+    if not text:
+        return False
+    if text.strip() == "*":
+        return True
+    fields = text.split(" ")
+    users = fields[0].split(",")
+    group_list = fields[1].split(",") if len(fields) > 1 else []
+    if users == ["*"] or group_list == ["*"]:
+        return True
+    return user in users or any(g in group_list for g in groups)
+
+
+def may_submit(chain: Sequence[QueueModel], user: str, groups: Sequence[str]) -> bool:
+    """Submit access: the leaf or any ancestor grants it by submit or admin ACL."""
+    return any(acl_allows(q.submitacl, user, groups) or acl_allows(q.adminacl, user, groups)
+               for q in chain)
+
+
+# ---------------------------------------------------------------- placement
+
+Lookup = Callable[[str], bool | None]
+"""A queue path -> True (a leaf), False (a parent) or None (no such queue)."""
+
+
+@dataclass(frozen=True)
+class Placed:
+    """Where an application goes and the queues that must be created (top first)."""
+
+    path: str
+    create: tuple[str, ...] = ()
+
+
+def qualify(name: str) -> str:
+    name = name.strip()
+    if not name:
+        return ""
+    return name if name == ROOT or name.startswith(ROOT + ".") else f"{ROOT}.{name}"
+
+
+def _filter_allows(rule: PlacementRuleConfig, user: str, groups: Sequence[str]) -> bool:
+    users, group_names = rule.filter.users, rule.filter.groups
+    if not users and not group_names:
+        return True
+
+    def hit(pattern: str, name: str) -> bool:
+        try:
+            return re.fullmatch(pattern, name) is not None
+        except re.error:
+            return pattern == name
+
+    matched = any(hit(p, user) for p in users) or any(hit(p, g) for p in group_names
+                                                       for g in groups)
+    return not matched if rule.filter.type == "deny" else matched
+
+
+def _proposal(rule: PlacementRuleConfig, queue_name: str, user: str,
+              tags: Mapping[str, str]) -> str:
+    name = rule.name
+    if name == "provided":
+        return queue_name.strip()
+    if name == "user":
+        return user.replace(".", "_dot_")
+    if name == "fixed":
+        return rule.value.strip()
+    if name == "tag":
+        return tags.get(rule.value, "").strip().replace(".", "_dot_")
+    return ""
+
+
+def _missing(path: str, lookup: Lookup) -> tuple[str, ...] | None:
+    """The prefixes of a missing ``path`` to create; None when a leaf sits on the way."""
+    parts = path.split(".")
+    missing = []
+    for depth in range(2, len(parts) + 1):
+        prefix = ".".join(parts[:depth])
+        kind = lookup(prefix)
+        if kind is None:
+            missing.append(prefix)
+        elif kind:
+            return None
+    return tuple(missing)
+
+
+def place(rules: Sequence[PlacementRuleConfig], queue_name: str, user: str,
+          groups: Sequence[str], tags: Mapping[str, str], lookup: Lookup) -> Placed | None:
+    """The queue an application lands in, or None when it must be rejected."""
+    if not rules:
+        path = qualify(queue_name)
+        return Placed(path) if path else None
+    for rule in rules:
+        if not _filter_allows(rule, user, groups):
+            continue
+        proposed = _proposal(rule, queue_name, user, tags)
+        if not proposed:
+            continue
+        if proposed == ROOT or proposed.startswith(ROOT + ".") or rule.parent is None:
+            path = qualify(proposed)
+        else:
+            parent = _parent(rule.parent, queue_name, user, groups, tags, lookup)
+            if parent is None:
+                continue
+            path = f"{parent}.{proposed}"
+        if not all(NAME.fullmatch(part) for part in path.split(".")):
+            continue
+        kind = lookup(path)
+        if kind is not None:
+            if kind:
+                return Placed(path)
+            continue
+        if not rule.create:
+            continue
+        missing = _missing(path, lookup)
+        if missing is None:
+            continue
+        return Placed(path, missing)
+    return None
+
+
+def _parent(rule: PlacementRuleConfig, queue_name: str, user: str, groups: Sequence[str],
+            tags: Mapping[str, str], lookup: Lookup) -> str | None:
+    """A parent rule names a parent queue: an existing parent, or one it may create."""
+    proposed = _proposal(rule, queue_name, user, tags)
+    if not proposed or not _filter_allows(rule, user, groups):
+        return None
+    path = qualify(proposed)
+    if not all(NAME.fullmatch(part) for part in path.split(".")):
+        return None
+    kind = lookup(path)
+    if kind is not None:
+        return None if kind else path
+    if not rule.create:
+        return None
+    parts = path.split(".")
+    for depth in range(2, len(parts) + 1):
+        if lookup(".".join(parts[:depth])):
+            return None
+    return path

@@ -1,0 +1,192 @@
+"""Deliberately broken cores: small edits of the real code, each a design bug of a known kind.
+
+The checker proves its teeth by finding every one of them: ``tests/test_mutants.py``
+runs a bounded check against each, and ``yunikorn-fsm check --self-test``
+prints the kill score and the time to detection. A mutant is a textual edit
+of one function of the core (the snippet must exist, so a mutant can not go
+stale silently), applied by replacing the function in its module; the core's
+flows call each other through module attributes, so the edit takes effect.
+This module reaches into the core's internals on purpose (an import-linter
+exception, ``pyproject.toml``).
+"""
+
+from __future__ import annotations
+import __future__
+
+import inspect
+import textwrap
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import FunctionType, ModuleType
+from typing import Any
+
+from scheduler import placement
+from scheduler.partition import (
+    allocate,
+    apps,
+    appstate,
+    asks,
+    cycle,
+    eligibility,
+    gang,
+    ledger,
+    nodes,
+    releases,
+    state,
+)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One broken core: where the edit is, what it breaks, and the edit itself."""
+
+    name: str
+    area: str
+    breaks: str
+    owner: ModuleType | type
+    function: str
+    old: str
+    new: str
+
+
+M = Mutant
+MUTANTS: tuple[Mutant, ...] = (
+    M("gang.real_asks_do_not_wait", "gang",
+      "001: real asks wait until every placeholder ask is allocated",
+      eligibility, "gang_waiting",
+      "return bool(app.placeholder_ask) and any(", "return False and any("),
+    M("gang.released_placeholder_reused", "gang",
+      "001 step 2: a placeholder being released may not be released or replaced again",
+      gang, "try_replace",
+      'if not ph.placeholder or ph.state != "Allocated" or ph.task_group != ask.task_group:',
+      "if not ph.placeholder or ph.task_group != ask.task_group:"),
+    M("gang.real_ask_not_parked", "gang",
+      "001 step 3: the real ask is parked until the shim confirms the placeholder release",
+      gang, "try_replace", "        ask.parked_on = ph.uuid\n", ""),
+    M("gang.placeholder_timeout_never_fires", "gang",
+      "001 'Cleanup': pending placeholder asks time out", gang, "placeholder_timeout",
+      "    pending_ph = [k for k", "    return\n    pending_ph = [k for k"),
+    M("gang.hard_failure_keeps_real_allocations", "gang",
+      "001 'Cleanup': a killed application holds nothing", gang, "placeholder_timeout",
+      '            if alloc.state == "Allocated":', "            if False:"),
+    M("gang.completion_keeps_placeholders", "completion",
+      "001 'Allocated placeholders': leftover placeholders are released on completion",
+      cycle, "on_timer",
+      '        gang.release_placeholders(p, app, "application completing: placeholder not used")\n',
+      ""),
+    M("gang.admission_ignores_parent_max", "gang",
+      "001 'Total placeholder size': reject a gang larger than the quota of any queue on "
+      "the path", apps, "check_submission",
+      "for q in queue.ancestry() if q.max is not None]", "for q in [queue] if q.max is not None]"),
+    M("gang.admitted_into_fair_queue", "gang",
+      "001 'Handling queue with a FAIR sort policy': reject gangs in fair queues",
+      apps, "check_submission", 'if policy == "fair":', 'if policy == "no-such-policy":'),
+    M("quota.leaf_max_only", "quota",
+      "004 max-capacity: a parent's max limits the whole subtree", eligibility, "headroom",
+      "for q in app.queue.ancestry() if app.queue else ():",
+      "for q in [app.queue] if app.queue else ():"),
+    M("quota.maxapplications_ignored", "quota",
+      "maxapplications on every queue of the path", eligibility, "can_start",
+      "if app.counted_running or app.queue is None:", "if True:"),
+    M("reservations.reserved_node_taken", "reservations",
+      "004 reservations: a reserved node takes only the reserved ask", allocate, "find_node",
+      "        if node.reservation is not None and node.reservation != mine:\n"
+      "            continue\n", ""),
+    M("reservations.kept_after_allocation", "reservations",
+      "a reservation ends when its ask is allocated", allocate, "allocate",
+      "    if p.reservations:\n        reservations.cancel(p, app.id, ask.key)\n", ""),
+    M("nodes.drained_node_still_used", "node actions",
+      "002 DRAIN_NODE: no new allocations on the node", nodes, "update_node",
+      "        p.core.fire(node, \"drain\", p.rm_id)\n        p.node_order.discard(node)\n",
+      "        p.core.fire(node, \"drain\", p.rm_id)\n"),
+    M("nodes.restored_node_never_used", "node actions",
+      "002 DRAIN_TO_SCHEDULABLE: the node takes work again", nodes, "update_node",
+      "        p.core.fire(node, \"restore\", p.rm_id)\n        p.node_order.add(node)\n",
+      "        p.core.fire(node, \"restore\", p.rm_id)\n"),
+    M("nodes.decommission_keeps_allocations", "node actions",
+      "002 DECOMISSION: allocations on the node stop and the RM is told", nodes, "remove_node",
+      "    for alloc in list(node.allocations.values()):", "    for alloc in []:"),
+    M("recovery.placeholder_recovered_as_real", "recovery",
+      "001 'Application recovery': recovered allocations keep their placeholder flag",
+      nodes, "recover", "placeholder = msg.placeholder and bool(msg.task_group_name)",
+      "placeholder = False"),
+    M("recovery.over_quota_not_flagged", "recovery",
+      "recovered allocations over a max are flagged and the queue takes nothing new",
+      nodes, "recover", "    if over_quota:\n", "    if False:\n"),
+    M("acl.ancestors_ignored", "ACL/placement",
+      "004 acls: the submit ACL of an ancestor grants access", apps, "acl_allows",
+      "for q in queue.ancestry():", "for q in [queue]:"),
+    M("placement.creates_without_create", "ACL/placement",
+      "placement rules create queues only with create: true", placement, "_resolve",
+      "    if not rule.create:\n        return None\n", ""),
+    M("lifecycle.state_assigned", "lifecycle",
+      "every state change goes through a declared trigger", appstate, "maybe_wait",
+      '        fire_app(p, app, "wait")', '        app.state = "Completing"'),
+    M("release.rm_release_not_confirmed", "releases",
+      "001/002: the RM's release is confirmed with the same type", releases,
+      "release_allocations",
+      '            ledger.report_release(p, alloc, TT.STOPPED_BY_RM, rel.message or "released '
+      'by the RM")', "            pass"),
+    M("release.unsolicited_confirmation_taken", "releases",
+      "001: a confirmation the core never asked for changes nothing", releases,
+      "release_allocations",
+      'if alloc.state != "Releasing" or alloc.release_type != ttype.value:', "if False:"),
+    M("timer.execution_timeout_early", "timeouts",
+      "002 executionTimeoutMilliSeconds: released when the timeout is reached, not before",
+      allocate, "allocate", "core.schedule_timer(ask.execution_timeout_ms / 1000.0,",
+      "core.schedule_timer(ask.execution_timeout_ms / 2000.0,"),
+    M("timer.expiry_never_fires", "timeouts",
+      "terminated applications expire after the retention", cycle, "on_timer",
+      '    elif kind == "expire" and', '    elif False and'),
+    M("accounting.placeholder_release_leaks_queue", "quota",
+      "001 'Queue & Node': placeholders count on the queue like real allocations, and stop "
+      "counting when they go", ledger, "unbind",
+      "            res.sub_from(q.allocated, r)",
+      "            res.sub_from(q.allocated, {} if alloc.placeholder else r)"),
+    M("nodes.stale_room_ceiling", "node actions",
+      "a node change is seen by the next cycle", state.PartitionState, "nodes_changed",
+      "    self.ceiling = None", "    pass"),
+    M("asks.update_forgets_allocations", "asks",
+      "002 maxAllocations: an update of an ask counts the repeats already allocated",
+      asks, "add_ask",
+      "allocated_before = existing.allocated_count if existing is not None else 0",
+      "allocated_before = 0"),
+    M("apps.removal_keeps_allocations", "lifecycle",
+      "002 RemoveApplicationRequest: its allocations are removed", apps, "remove_application",
+      '        ledger.remove_allocation(p, alloc, "stop")\n', ""),
+)
+
+
+def _edited(mutant: Mutant) -> Callable[..., Any]:
+    original = getattr(mutant.owner, mutant.function)
+    source = textwrap.dedent(inspect.getsource(original))
+    if mutant.old not in source:
+        raise LookupError(f"mutant {mutant.name}: the code to edit is no longer in "
+                          f"{mutant.function}; update the mutant")
+    code = compile(source.replace(mutant.old, mutant.new, 1), f"<mutant {mutant.name}>",
+                   "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True)
+    module = inspect.getmodule(original)
+    namespace: dict[str, Any] = dict(vars(module)) if module is not None else {}
+    exec(code, namespace)
+    edited = namespace[mutant.function]
+    assert isinstance(edited, FunctionType)
+    return edited
+
+
+@contextmanager
+def applied(mutant: Mutant) -> Iterator[None]:
+    """The core with ``mutant``'s edit, for the duration of the block."""
+    original = getattr(mutant.owner, mutant.function)
+    setattr(mutant.owner, mutant.function, _edited(mutant))
+    try:
+        yield
+    finally:
+        setattr(mutant.owner, mutant.function, original)
+
+
+def by_name(name: str) -> Mutant:
+    for mutant in MUTANTS:
+        if mutant.name == name:
+            return mutant
+    raise KeyError(name)

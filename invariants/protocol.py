@@ -1,0 +1,223 @@
+"""Protocol checks: what the SI allows the core to say, given what the shim said.
+
+A protocol check compares a message the core sends (or fails to send) with
+what a shim knows: the requests it made, the answers it got, its own clock.
+The model shim (``invariants/shim.py``) runs them on every call; each is
+registered here with its statement and seed section, like the invariants of
+``invariants/registry.py``, so ``docs/invariants.md`` lists both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolCheck:
+    """A named rule about the traffic between shim and core."""
+
+    name: str
+    statement: str
+    seed: str
+    meaning: str
+
+
+PROTOCOL: dict[str, ProtocolCheck] = {}
+
+
+def check(name: str, statement: str, seed: str, meaning: str) -> str:
+    """Register a protocol check and return its name (names are unique and stable)."""
+    if name in PROTOCOL:
+        raise ValueError(f"protocol check {name} registered twice")
+    PROTOCOL[name] = ProtocolCheck(name, statement, seed, meaning)
+    return name
+
+
+S = "002 Spec"
+G = "001 Gang design"
+
+ANSWERED = check(
+    "protocol.answered",
+    "Every AddApplicationRequest is answered in the same call, accepted or rejected, "
+    "exactly once; so is every node CREATE; a rejection always gives a reason.",
+    f"003 'Operations to add/remove app' ('No matter if failed or not, send ... to RM'), "
+    f"'node add'; {S} 'RejectedApplication', 'RejectedNode', 'RejectedAllocationAsk'",
+    "A shim waits forever for an answer, or gets two contradicting answers.",
+)
+EXPECTED_REJECTION = check(
+    "protocol.expected_rejection",
+    "Requests the shim can tell are invalid are rejected: a node CREATE for a node that "
+    "exists, an action on an unknown node, DRAIN_TO_SCHEDULABLE of a node that is not "
+    "draining, an ask for an unknown or finished application, an ask for no resources; "
+    "and nothing else the shim sent in that call is rejected without a reason.",
+    f"{S} 'Schedulable nodes registration and updates' ('rejected if the node exist "
+    "already', 'fail if the node doesn't exist', 'If node is not in draining state, error "
+    "will be thrown'); 003 'ask add' (sanity check)",
+    "The core accepted a request the interface says it must refuse, so its state and the "
+    "shim's diverge.",
+)
+ADMISSION = check(
+    "protocol.admission",
+    "An application is accepted exactly when the checker's own reading of the "
+    "configuration admits it (placement rules, an existing leaf, active queues, the "
+    "submit or admin ACL of the leaf or an ancestor, gang style, and for a gang: no fair "
+    "queue and a placeholderAsk within every max on the path), and lands in the queue "
+    "that reading names.",
+    f"004 'Configurations & Semantics' (acls); {S} AddApplicationRequest.queueName; "
+    f"{G} 'Total placeholder size', 'Handling queue with a FAIR sort policy'",
+    "An application was let into a queue its user may not use or a gang the design says "
+    "can never run, or a valid one was refused or put in the wrong queue.",
+)
+NO_EXCEPTION = check(
+    "protocol.no_exception",
+    "No request, and no schedule(), raises out of the API; only a configuration the core "
+    "refuses raises (ConfigError), and a request from an RM that never registered "
+    "(UnknownResourceManager, there is no callback to answer it).",
+    "CONTRACT 'Protocol rules' (none of them raises out of the API call); 003 'Allocations'",
+    "The core broke on input a shim may send, or on its own state: the shim sees an "
+    "exception and nobody knows what was decided.",
+)
+NO_CHANGE = check(
+    "protocol.rejection_changes_nothing",
+    "A request that is refused or ignored as a whole (bad input, a duplicate "
+    "confirmation, a paused RM) leaves the core's state exactly as it was.",
+    "CONTRACT 'Protocol rules' (rejections change no state); 002 'Feedback from Scheduler'",
+    "Bad input from one shim corrupted the core's state.",
+)
+ALLOCATION_MATCHES_ASK = check(
+    "protocol.allocation_matches_ask",
+    "Every new allocation is for an ask the shim sent and has not released, of a live "
+    "application the shim added, with the ask's resource, placeholder flag and task "
+    "group, in the ask's partition, and never more allocations of an ask than its "
+    "maxAllocations.",
+    f"{S} 'Allocation ask' (allocationKey, maxAllocations), 'Allocation of resources'; "
+    f"{G} 'Allocation' (taskGroupName, placeholder); 004 'Scheduling Request remove'",
+    "The core allocated something nobody asked for, too often, or for an ask the RM "
+    "already withdrew.",
+)
+FITS_NODE = check(
+    "protocol.allocation_fits_node",
+    "Every new allocation is on a node the shim registered and did not drain or remove, "
+    "and fits that node's schedulable resource minus occupied minus every allocation the "
+    "shim knows on it, at the moment it is made.",
+    f"{S} NodeInfo (schedulableResource, occupiedResource, DRAIN_NODE 'Do not allocate new "
+    "allocations on the node')",
+    "A pod was placed where there is no room, or on a node being drained.",
+)
+QUOTA_ON_PATH = check(
+    "protocol.quota_on_path",
+    "A new allocation keeps every queue on its application's path within that queue's "
+    "max for the types the allocation uses, counting the shim's own allocations; and an "
+    "application that holds nothing yet only starts while every queue on the path has "
+    "a maxapplications slot free.",
+    f"004 'Configurations & Semantics' (max-capacity); {G} 'Scheduling in queues with a "
+    "quota set'; YuniKorn maxapplications",
+    "A queue ran over its quota at some level of the path (a parent's max ignored, a "
+    "stale usage), or more applications started than a queue allows.",
+)
+GANG_WAITS = check(
+    "protocol.gang_waits",
+    "No real allocation of a gang application is made while one of its placeholder asks "
+    "is still pending, and a real ask of a task group takes one of that group's "
+    "placeholders (released PLACEHOLDER_REPLACED and confirmed) whenever an unreleased "
+    "placeholder large enough for it exists.",
+    f"{G} 'Scheduler logic changes' ('AllocationAsks that do not have a placeholder flag "
+    "set should be ignored', steps 1-3), 'The application cannot request real allocations "
+    "until all placeholder asks are allocated'",
+    "A real pod started before its gang was placed, or beside its placeholder instead of "
+    "in its place.",
+)
+REPLACEMENT = check(
+    "protocol.replacement",
+    "After the shim confirms a PLACEHOLDER_REPLACED release, the real ask it was replaced "
+    "for is allocated in the same call on the placeholder's node, or on another node only "
+    "when the placeholder's node is gone, draining or without room; and a placeholder is "
+    "only released PLACEHOLDER_REPLACED while a real ask of its task group that fits in "
+    "it is pending.",
+    f"{G} 'Scheduler logic changes' steps 2-5 ('allocated on the same node as the "
+    "placeholder used'; 'On Failure: try to allocate on a different node')",
+    "The real pod moved away from the room its placeholder held, or a placeholder was "
+    "released for nothing.",
+)
+RELEASES = check(
+    "protocol.core_releases",
+    "A release the core starts names an allocation the shim runs that is not already "
+    "being released, with a type the core may start (TIMEOUT, PLACEHOLDER_REPLACED; "
+    "PREEMPTED_BY_SCHEDULER only with preemption), and a reason the shim can check: "
+    "TIMEOUT of a real allocation at or after its execution timeout or when its gang "
+    "fails; TIMEOUT of a placeholder at or after its application's placeholder timeout, "
+    "when its application completes, or when a larger real ask of its group arrives.",
+    f"{G} 'AllocationRelease Response and Request', 'TerminationType', 'Cleanup'; {S} "
+    "AllocationAsk.executionTimeoutMilliSeconds",
+    "The core killed a pod early, twice, or for a reason the design does not have.",
+)
+CONFIRMATIONS = check(
+    "protocol.confirmations",
+    "The RM's own releases (STOPPED_BY_RM) of allocations and asks are confirmed in the "
+    "same call with the same type, once per object; the core never answers the RM's "
+    "confirmation of a release it started; a node DECOMISSION and an application removal "
+    "report every allocation they end as released.",
+    f"{G} 'AllocationRelease Response and Request' ('A confirmation or response uses the "
+    f"same TerminationType'; 'For releases initiated by the core no such confirmation "
+    f"message can or must be sent'); {S} NodeInfo.DECOMISSION, RemoveApplicationRequest",
+    "The shim never learns a release was processed, or processes a release twice.",
+)
+APP_STATES = check(
+    "protocol.application_states",
+    "The states reported for an application follow its lifecycle's edges one at a time; "
+    "Running is reported only when it got a real allocation or a new ask while "
+    "Completing; Completed only 30 s or more after Completing and Failed or Completed "
+    "only once the shim holds nothing of it.",
+    f"{G} 'Scheduler logic changes' (placeholders keep the application Accepted), "
+    "'Application completion', 'Cleanup'",
+    "The shim was told a story the lifecycle does not allow: a gang running on "
+    "placeholders alone, an application finished while its pods still run.",
+)
+TIMERS = check(
+    "protocol.timers",
+    "Timers fire in the first schedule() at or after they are due: an allocation past "
+    "its execution timeout is being released; a gang past its placeholder timeout (from "
+    "its first placeholder) is Failing or Resuming, or, when it already runs, has its "
+    "placeholders released; an application Completing for 30 s has its placeholders "
+    "released; and when a gang times out, one call carries its state change and the "
+    "TIMEOUT release of every placeholder and placeholder ask.",
+    f"{G} 'Cleanup' ('The timeout must start at the time the first placeholder ask is "
+    "allocated'; 'can be handled in a single UpdateResponse message'); CONTRACT schedule()",
+    "A timeout never fired, so resources a gang or a finished application held are never "
+    "given back.",
+)
+RECOVERY = check(
+    "protocol.recovery",
+    "A node CREATE with existing allocations is all or nothing: when accepted, the core "
+    "holds every reported allocation with its uuid, application, node, resource, "
+    "placeholder flag and task group; when rejected, none of them; re-registering an RM "
+    "first removes everything it owned.",
+    f"{G} 'Application recovery'; {S} NodeInfo.existingAllocations; 004 'RM registration' "
+    "('If RM already registered, remove old one, including everything belong to RM')",
+    "Recovery lost, duplicated or mislabelled a running pod (a placeholder recovered as a "
+    "real allocation can never be replaced).",
+)
+CONFIG_APPLIED = check(
+    "protocol.config_applied",
+    "After a registration or an accepted reload, every configured queue exists, is "
+    "active, is a leaf or parent as configured, and has the configured max, guaranteed, "
+    "maxapplications and effective sort policy; a refused configuration changes nothing.",
+    "004 'Configurations & Semantics'; 003 'Update and Remove partition'; CONTRACT "
+    "update_configuration",
+    "A quota or policy the administrator set is not the one the core enforces.",
+)
+PAUSED = check(
+    "protocol.paused",
+    "While an RM is paused it receives no new allocation and its requests are refused; "
+    "nothing but the refusal of its own requests reaches an RM that unregistered.",
+    f"{S} 'Lifecycle of RM-Scheduler communication'",
+    "The core kept deciding for an RM it can not talk to.",
+)
+MESSAGES = check(
+    "protocol.messages",
+    "Every event names its object and says something, with the clock's time; every "
+    "container scheduling state is a known state for an ask the shim sent.",
+    f"{S} 'Event Plugin' (EventRecord), 'Scheduler plugin' "
+    "(UpdateContainerSchedulingStateRequest)",
+    "A shim can not show the user what happened.",
+)

@@ -1,0 +1,57 @@
+"""Resource arithmetic for the checks, written apart from the core's on purpose.
+
+The invariants recompute totals and compare them with the core's; doing that
+with the core's own ``scheduler.resources`` would make a bug there invisible
+to every check. Resources are ``{type: int}`` maps; a missing type is zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+Quantities = Mapping[str, int]
+
+
+def total(items: Iterable[Quantities]) -> dict[str, int]:
+    """The per-type sum, without zero entries."""
+    out: dict[str, int] = {}
+    for r in items:
+        for k, v in r.items():
+            out[k] = out.get(k, 0) + v
+    return {k: v for k, v in out.items() if v}
+
+
+def plus(a: Quantities, b: Quantities) -> dict[str, int]:
+    return total((a, b))
+
+
+def minus(a: Quantities, b: Quantities) -> dict[str, int]:
+    return total((a, {k: -v for k, v in b.items()}))
+
+
+def times(r: Quantities, n: int) -> dict[str, int]:
+    return {k: v * n for k, v in r.items() if v * n}
+
+
+def same(a: Quantities, b: Quantities) -> bool:
+    """Equal, a missing type counting as zero."""
+    return not minus(a, b)
+
+
+def fits(want: Quantities, room: Quantities) -> bool:
+    """Every type of ``want`` is at most what ``room`` has (missing = 0)."""
+    return all(v <= room.get(k, 0) for k, v in want.items())
+
+
+def within(used: Quantities, limit: Quantities) -> bool:
+    """``used`` stays at or under ``limit`` on every type the limit names (others unlimited)."""
+    return all(used.get(k, 0) <= v for k, v in limit.items())
+
+
+def positive(r: Quantities) -> bool:
+    return any(v > 0 for v in r.values())
+
+
+def show(r: Quantities) -> str:
+    """``{memory:10 vcore:1}``, types sorted."""
+    return "{" + " ".join(f"{k}:{r[k]}" for k in sorted(r) if r[k]) + "}"

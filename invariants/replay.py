@@ -1,0 +1,115 @@
+"""Replaying a trace file: every step on a fresh core, every rule checked, the run in words.
+
+``yunikorn-fsm replay FILE`` runs a trace (one the checker wrote for a
+counterexample, or one ``scheduler.testing.RecordingScheduler`` wrote from a
+real shim) and prints it as SI traffic; ``--mermaid OUT`` also draws it as a
+sequence diagram with the violated rule as a note. The checker writes its
+traces here too, so what an auditor replays is exactly what was found.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from scheduler.trace import Step, Trace, header, write_trace
+
+from . import describe
+from .registry import Violation
+from .rules import predicate_for
+from .world import World
+
+
+@dataclass
+class Replayed:
+    """What a replay saw: the lines it printed and the first violation, if any."""
+
+    violation: Violation | None
+    steps: int
+    lines: list[tuple[str, str, str]] = field(default_factory=list)
+    """``(from, to, text)`` per message: Shim -> Core requests, Core -> Shim answers."""
+
+
+def world_for(head: dict[str, Any]) -> World:
+    """A fresh world as the trace's header describes it (clock, predicates, options)."""
+    checker = head.get("checker") or {}
+    options = {"rm_pause_timeout": checker["rm_pause_timeout"]} \
+        if checker.get("rm_pause_timeout") is not None else {}
+    return World(float(head.get("clock_start", 0.0)), predicate_for(checker.get(
+        "predicate_salt")), scheduler_options=options)
+
+
+def run(trace: Trace, out: TextIO | None = None) -> Replayed:
+    """Execute every step; stop at the first violation."""
+    world = world_for(trace.header)
+    result = Replayed(None, 0)
+    for number, step in enumerate(trace.steps, 1):
+        text = describe.step(step)
+        result.lines.append(("Shim", "Core", text) if step.call not in ("advance",)
+                            else ("Core", "Core", text))
+        if out is not None:
+            out.write(f"{number:4}  {text}\n")
+        problems = world.run(step)
+        result.steps = number
+        for kind, msg in world.shim.observed:
+            for line in describe.answers(kind, msg):
+                result.lines.append(("Core", "Shim", line))
+                if out is not None:
+                    out.write(f"        <- {line}\n")
+        if problems:
+            result.violation = problems[0]
+            if out is not None:
+                for v in problems:
+                    out.write(f"VIOLATION {v}\n")
+            break
+    return result
+
+
+def mermaid(replayed: Replayed) -> str:
+    """The run as a Mermaid ``sequenceDiagram`` (shim <-> core, the violation as a note)."""
+    out = ["sequenceDiagram", "  participant Shim", "  participant Core"]
+    for src, dst, text in replayed.lines:
+        arrow = "-->>" if dst == "Shim" else "->>"
+        out.append(f"  {src}{arrow}{dst}: {_mermaid_text(text)}")
+    if replayed.violation is not None:
+        v = replayed.violation
+        out.append(f"  Note over Core: VIOLATION {_mermaid_text(v.invariant)}: "
+                   f"{_mermaid_text(v.subject)}: {_mermaid_text(v.explanation)}")
+    return "\n".join(out) + "\n"
+
+
+def _mermaid_text(text: str) -> str:
+    for bad, good in ((";", ","), ("#", "no."), ("{", "("), ("}", ")"), ("\n", " ")):
+        text = text.replace(bad, good)
+    return text[:200]
+
+
+def write(path: Path, config: str, clock_start: float, steps: Sequence[Step],
+          checker: dict[str, Any]) -> Path:
+    """Write a counterexample: the steps with the callbacks they caused and the violation.
+
+    The steps are run once more on a fresh core to record what it answered, so
+    the file shows the same traffic ``replay`` will see.
+    """
+    head = header(config, clock_start, checker=checker)
+    world = world_for(head)
+    lines: list[dict[str, Any] | Step] = []
+    for step in steps:
+        lines.append(step)
+        problems = world.run(step)
+        for kind, msg in world.shim.observed:
+            lines.append({"callback": kind, "message": _json(msg)})
+        if problems:
+            lines.append({"violation": [{"invariant": v.invariant, "subject": v.subject,
+                                         "explanation": v.explanation} for v in problems]})
+            break
+    return write_trace(path, head, lines)
+
+
+def _json(message: Any) -> Any:
+    if isinstance(message, list):
+        return [_json(m) for m in message]
+    return json.loads(message.model_dump_json(by_alias=True))

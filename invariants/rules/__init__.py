@@ -1,0 +1,234 @@
+"""The checker's rules: what a shim and its cluster may do next, declared by decorator.
+
+Each rule is a generator of SI steps (a rule that needs an answer before its
+next request, like an RM resyncing, reads the shim's knowledge between its
+steps). A test case is a :class:`Scenario`: a configuration, node sizes,
+timeouts, maybe a predicates callback, and a random subset of the rules
+(swarm testing: a case that never removes applications builds long chains).
+Rules that undo progress (a restart, a removal, bad input) weigh little.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler import si
+from scheduler.config import parse_config
+from scheduler.trace import Step
+
+from .. import configs, model
+from ..configs import CORE
+from ..shim import RMView
+from ..world import World
+
+TT = si.TerminationType
+NA = si.NodeAction
+RM_ID = "checker-rm"
+
+RuleFn = Callable[["Gen"], Iterator[Step]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A thing a shim may do: its weight, whether every case keeps it, whether it undoes work."""
+
+    name: str
+    fn: RuleFn
+    weight: float
+    core: bool
+    undo: bool
+    doc: str
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(weight: float, *, core: bool = False, undo: bool = False) -> Callable[[RuleFn], RuleFn]:
+    def register(fn: RuleFn) -> RuleFn:
+        name = fn.__name__
+        RULES[name] = Rule(name, fn, weight, core, undo, (fn.__doc__ or "").strip())
+        return fn
+
+    return register
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """What one test case runs with; everything drawn from the case's seed."""
+
+    seed: int
+    shape: configs.Shape
+    node_sizes: tuple[tuple[int, int], ...]
+    gang_timeouts: tuple[int, ...]
+    ask_timeouts: tuple[int, ...]
+    predicate_salt: int | None
+    enabled: frozenset[str]
+    length: int
+    rm_pause_timeout: float | None
+    weights: tuple[tuple[str, float], ...]
+    """Per-rule weight factors: swarm testing skews each case differently."""
+
+    @classmethod
+    def draw(cls, seed: int, fixed_config: str | None = None, max_steps: int | None = None,
+             rules: frozenset[str] | None = None) -> Scenario:
+        rng = random.Random(seed)
+        shape = configs.shape_of(fixed_config) if fixed_config else configs.draw(rng)
+        sizes = rng.sample([(20, 2), (40, 4), (100, 8), (60, 8)], rng.randint(1, 3))
+        optional = [n for n, r in RULES.items() if not r.core]
+        enabled = frozenset({n for n, r in RULES.items() if r.core}
+                            | {n for n in optional if rng.random() < 0.6})
+        if rules is not None:
+            enabled = frozenset(enabled & rules) | frozenset(n for n in rules if RULES[n].core)
+        length = rng.choice((20, 40, 80, 150, 250))
+        if max_steps is not None:
+            length = min(length, max_steps)
+        weights = tuple((n, rng.choice((0.5, 1.0, 1.0, 2.0, 4.0))) for n in sorted(enabled))
+        return cls(
+            seed=seed, shape=shape, weights=weights,
+            rm_pause_timeout=rng.choice((None, None, 60.0, 300.0)),
+            node_sizes=tuple((m, v * CORE) for m, v in sizes),
+            gang_timeouts=tuple(rng.sample([0, 30_000, 60_000, 120_000], 2)),
+            ask_timeouts=(0, rng.choice((10_000, 20_000, 45_000))),
+            predicate_salt=rng.randrange(1 << 30) if rng.random() < 0.15 else None,
+            enabled=enabled, length=length)
+
+    def predicate(self) -> Callable[[str, str], bool] | None:
+        return predicate_for(self.predicate_salt)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seed": self.seed, "predicate_salt": self.predicate_salt,
+                "rm_pause_timeout": self.rm_pause_timeout, "rules": sorted(self.enabled)}
+
+
+def predicate_for(salt: int | None) -> Callable[[str, str], bool] | None:
+    """A deterministic predicates callback refusing about a quarter of (ask, node) pairs."""
+    if salt is None:
+        return None
+
+    def passes(key: str, node_id: str) -> bool:
+        h = 2166136261 ^ salt
+        for ch in f"{key}@{node_id}":
+            h = ((h ^ ord(ch)) * 16777619) & 0xFFFFFFFF
+        return h % 4 != 0
+
+    return passes
+
+
+@dataclass
+class Gen:
+    """Draws the next steps of one test case."""
+
+    world: World
+    scenario: Scenario
+    rng: random.Random
+    rm_id: str = RM_ID
+    next_id: int = 0
+    factor: float = 1.0
+    removed: set[str] = field(default_factory=set)
+    gangs: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    sizes: dict[str, tuple[dict[str, int], dict[str, int]]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    # -- helpers ---------------------------------------------------------------
+    @property
+    def rv(self) -> RMView | None:
+        return self.world.shim.rm(self.rm_id)
+
+    def new_id(self, prefix: str) -> str:
+        self.next_id += 1
+        return f"{prefix}{self.next_id}"
+
+    def config_text(self) -> str:
+        """The scenario's configuration with the current quota factor and removals."""
+        if self.factor == 1.0 and not self.removed:
+            return self.scenario.shape.text
+        return json.dumps(self.config_data())
+
+    def config_data(self) -> dict[str, Any]:
+        """The configuration as it stands now, as plain data (quantities in core units)."""
+        data = parse_config(self.scenario.shape.text).model_dump(
+            mode="python", exclude_defaults=True)
+        _transform(data, self.factor, self.removed)
+        return data
+
+    def partitions(self) -> list[str]:
+        return sorted(model.read(self.scenario.shape.text).partitions)
+
+    def pick(self, items: list[Any]) -> Any:
+        return items[self.rng.randrange(len(items))] if items else None
+
+    def steps(self) -> Iterator[Step]:
+        """The case's steps: register, then rules drawn by weight among the enabled ones."""
+        yield from register(self)
+        enabled = [RULES[n] for n in sorted(self.scenario.enabled)]
+        factors = dict(self.scenario.weights)
+        weights = [r.weight * factors.get(r.name, 1.0) for r in enabled]
+        produced = 0
+        misses = 0
+        while produced < self.scenario.length and misses < 50:
+            chosen = self.rng.choices(enabled, weights)[0]
+            got = False
+            for step in chosen.fn(self):
+                got = True
+                produced += 1
+                yield step
+            self.counts[chosen.name] = self.counts.get(chosen.name, 0) + int(got)
+            misses = 0 if got else misses + 1
+
+    def request(self, call: str, request: Any, **extra: Any) -> Step:
+        return Step(call, request=request, extra=extra)
+
+
+def _transform(data: Any, factor: float, removed: set[str]) -> None:
+    """Scale every memory quantity by ``factor`` (>= 1) and drop removed queues/partitions."""
+    if removed:
+        data["partitions"] = [p for p in data["partitions"] if p.get("name", "default")
+                              not in removed]
+        for p in data["partitions"]:
+            prefix = "" if p.get("name", "default") == "default" else p["name"] + ":"
+            p["queues"] = _prune(p["queues"], "", prefix, removed)
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("max", "guaranteed", "maxresources") and isinstance(value, dict):
+                    for name in list(value):
+                        if name == "memory":
+                            value[name] = max(1, int(value[name] * factor))
+                        elif name == "vcore":
+                            value[name] = f"{value[name]}m"  # parsed as milli-cores
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(data)
+
+
+def _prune(queues: list[Any], prefix: str, partition: str, removed: set[str]) -> list[Any]:
+    kept = []
+    for q in queues:
+        path = f"{prefix}.{q['name']}" if prefix else q["name"]
+        if partition + path in removed:
+            continue
+        if q.get("queues"):
+            q["queues"] = _prune(q["queues"], path, partition, removed)
+        kept.append(q)
+    return kept
+
+
+
+
+def register(g: Gen) -> Iterator[Step]:
+    """The registration every case starts with (the configuration as it stands now)."""
+    yield g.request("register_resource_manager", si.RegisterResourceManagerRequest(
+        rm_id=g.rm_id, policy_group="queues", config=g.config_text()))
+
+
+# The rule modules register themselves on import.
+from . import cluster, rm, time, work, bad  # noqa: E402, F401, I001

@@ -1,0 +1,94 @@
+"""Rules of bad input: requests the core must refuse or ignore without changing anything."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from scheduler import si
+from scheduler.trace import Step
+
+from ..configs import CORE
+from . import NA, TT, Gen, rule
+
+BAD_CONFIGS = (
+    "partitions: [",
+    "partitions:\n  - name: default\n    queues:\n      - name: root\n"
+    "        queues:\n          - name: x\n          - name: x\n",
+    "partitions:\n  - name: default\n    queues:\n      - name: root\n"
+    "        queues:\n          - name: x\n            resources:\n"
+    "              guaranteed: {memory: 10}\n              max: {memory: 5}\n",
+)
+
+
+@rule(1.5)
+def bad_request(g: Gen) -> Iterator[Step]:
+    """A request the core must refuse or ignore as a whole, leaving its state unchanged."""
+    rv = g.rv
+    kind = g.rng.choice(("duplicate_node", "unknown_node", "unknown_release",
+                         "unsolicited_confirmation", "ghost_ask", "zero_ask",
+                         "unknown_partition_ask", "unknown_partition_app", "bad_config",
+                         "leaf_to_parent"))
+    note = {"bad": kind}
+    if kind == "duplicate_node" and rv is not None and rv.nodes:
+        node = g.pick(sorted(rv.nodes))
+        yield g.request("update_node", si.NodeRequest(rm_id=g.rm_id, nodes=[si.NodeInfo(
+            node_id=node, action=NA.CREATE, schedulable_resource=si.Resource.of(memory=10),
+            attributes={"si/node-partition": rv.nodes[node].partition})]), **note)
+    elif kind == "unknown_node":
+        yield g.request("update_node", si.NodeRequest(rm_id=g.rm_id, nodes=[si.NodeInfo(
+            node_id="ghost-node", action=NA.UPDATE,
+            schedulable_resource=si.Resource.of(memory=10))]), **note)
+    elif kind == "unknown_release":
+        yield g.request("update_allocation", si.AllocationRequest(
+            rm_id=g.rm_id, releases=si.AllocationReleasesRequest(allocations_to_release=[
+                si.AllocationRelease(application_id="ghost-app", uuid="ghost-uuid",
+                                     termination_type=TT.STOPPED_BY_RM)])), **note)
+    elif kind == "unsolicited_confirmation" and rv is not None:
+        alloc = g.pick([a for a in rv.running() if a.releasing is None])
+        if alloc is None:
+            return
+        ttype = g.rng.choice((TT.TIMEOUT, TT.PLACEHOLDER_REPLACED, TT.PREEMPTED_BY_SCHEDULER))
+        yield g.request("update_allocation", si.AllocationRequest(
+            rm_id=g.rm_id, releases=si.AllocationReleasesRequest(allocations_to_release=[
+                si.AllocationRelease(partition_name=rv.apps[alloc.app].partition
+                                     if alloc.app in rv.apps else "default",
+                                     application_id=alloc.app, uuid=alloc.uuid,
+                                     termination_type=ttype)])), **note)
+    elif kind in ("ghost_ask", "zero_ask", "unknown_partition_ask"):
+        live = rv.live_apps() if rv is not None else []
+        app_id = g.pick(live) if live and kind != "ghost_ask" else "ghost-app"
+        memory = 0 if kind == "zero_ask" else 5
+        partition = "nowhere" if kind == "unknown_partition_ask" else (
+            rv.apps[app_id].partition if rv is not None and app_id in rv.apps else "default")
+        yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
+            si.AllocationAsk(allocation_key=g.new_id("bad-ask-"), application_id=app_id,
+                             partition_name=partition,
+                             resource_ask=si.Resource.of(memory=memory, vcore=0 if memory
+                                                         == 0 else CORE))]), **note)
+    elif kind == "unknown_partition_app":
+        yield g.request("update_application", si.ApplicationRequest(rm_id=g.rm_id, new=[
+            si.AddApplicationRequest(application_id=g.new_id("app-"), queue_name="root.a",
+                                     partition_name="nowhere",
+                                     ugi=si.UserGroupInformation(user="alice"))]), **note)
+    elif kind == "bad_config":
+        yield g.request("update_configuration", si.UpdateConfigurationRequest(
+            rm_id=g.rm_id, config=g.pick(list(BAD_CONFIGS))), **note)
+    elif kind == "leaf_to_parent" and rv is not None:
+        leaves = sorted({a.path for a in rv.apps.values() if a.live and a.partition == "default"
+                         and a.path.count(".") == 1})
+        leaf = g.pick(leaves)
+        if leaf is None:
+            return
+        data = g.config_data()
+        for part in data["partitions"]:
+            if part.get("name", "default") != "default":
+                continue
+            for q in part["queues"][0].get("queues", []):
+                if f"root.{q['name']}" == leaf and not q.get("queues"):
+                    q["queues"] = [{"name": "grown"}]
+        if data == g.config_data():
+            return
+        text = json.dumps(data)
+        yield g.request("update_configuration", si.UpdateConfigurationRequest(
+            rm_id=g.rm_id, config=text), **note)

@@ -1,0 +1,125 @@
+"""Rules of the RM's lifecycle and of the configuration: restarts, pauses, reloads."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from scheduler import si
+from scheduler.trace import Step
+
+from .. import model
+from . import NA, Gen, register, rule
+
+
+@rule(0.5, undo=True)
+def reregister(g: Gen) -> Iterator[Step]:
+    """The RM registers again after it stopped (or re-registers while running)."""
+    rv = g.rv
+    if rv is None or rv.stopped or g.rng.random() < 0.2:
+        yield from register(g)
+
+
+@rule(1, undo=True)
+def rm_restart(g: Gen) -> Iterator[Step]:
+    """The RM restarts (maybe after losing its connection) and resyncs what it runs."""
+    rv = g.rv
+    if rv is None or rv.stopped:
+        return
+    if g.rng.random() < 0.5:
+        yield Step("connection_lost", rm_id=g.rm_id)
+    apps = {a: v.request for a, v in rv.apps.items() if v.live}
+    allocs = [a for a in rv.allocs.values() if a.message is not None]
+    asks = [k for k in rv.asks.values() if k.pending > 0]
+    nodes = dict(rv.nodes)
+    yield from register(g)
+    if apps:
+        yield g.request("update_application", si.ApplicationRequest(
+            rm_id=g.rm_id, new=list(apps.values())))
+    again = g.rv
+    accepted = {a for a, v in again.apps.items() if v.live} if again is not None else set()
+    infos = []
+    for node_id in sorted(nodes):
+        node = nodes[node_id]
+        existing = [a.message for a in allocs if a.node == node_id and a.app in accepted
+                    and a.message is not None]
+        infos.append(si.NodeInfo(
+            node_id=node_id, action=NA.CREATE, existing_allocations=existing,
+            attributes={"si/node-partition": node.partition} if node.partition != "default"
+            else {},
+            schedulable_resource=si.resource_from_dict(node.capacity),
+            occupied_resource=si.resource_from_dict(node.occupied) if node.occupied else None))
+    if infos:
+        yield g.request("update_node", si.NodeRequest(rm_id=g.rm_id, nodes=infos))
+    resend = [si.AllocationAsk(
+        allocation_key=k.key, application_id=k.app, resource_ask=si.resource_from_dict(
+            k.resource), max_allocations=k.max_allocations, task_group_name=k.task_group,
+        placeholder=k.placeholder, execution_timeout_milli_seconds=k.timeout_ms,
+        partition_name=again.apps[k.app].partition if again is not None and k.app in
+        again.apps else "default") for k in asks if k.app in accepted]
+    if resend:
+        yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=resend))
+
+
+@rule(0.5, undo=True)
+def lose_connection(g: Gen) -> Iterator[Step]:
+    """The RM loses its connection (its requests are refused until it registers again)."""
+    rv = g.rv
+    if rv is not None and not rv.paused and not rv.stopped:
+        yield Step("connection_lost", rm_id=g.rm_id)
+
+
+@rule(0.2, undo=True)
+def unregister(g: Gen) -> Iterator[Step]:
+    """The RM shuts down voluntarily."""
+    if g.rv is not None:
+        yield Step("unregister_resource_manager", rm_id=g.rm_id)
+
+
+# ---------------------------------------------------------------- configuration
+
+
+def _reload(g: Gen, **extra: Any) -> Step:
+    return g.request("update_configuration", si.UpdateConfigurationRequest(
+        rm_id=g.rm_id, policy_group="queues", config=g.config_text()), **extra)
+
+
+@rule(1)
+def update_config(g: Gen) -> Iterator[Step]:
+    """A reload that lowers or raises every memory quota."""
+    before = g.factor
+    g.factor = g.rng.choice((0.25, 0.5, 1.0, 2.0))
+    step = _reload(g)
+    yield step
+    if not _took(g, step):
+        g.factor = before
+
+
+@rule(1)
+def reshape_config(g: Gen) -> Iterator[Step]:
+    """A reload that removes a leaf or a partition (it drains) or configures it again."""
+    config = model.read(g.scenario.shape.text)
+    candidates = []
+    for name, pm in config.partitions.items():
+        prefix = "" if name == "default" else name + ":"
+        for path in pm.leaves():
+            parent = path.rsplit(".", 1)[0]
+            siblings = [p for p in pm.queues if p.rsplit(".", 1)[0] == parent and p != parent]
+            if len(siblings) > 1:
+                candidates.append(prefix + path)
+        if name != "default":
+            candidates.append(name)
+    target = g.pick(sorted(candidates))
+    if target is None:
+        return
+    g.removed ^= {target}
+    step = _reload(g)
+    yield step
+    if not _took(g, step):
+        g.removed ^= {target}
+
+
+def _took(g: Gen, step: Step) -> bool:
+    """Whether the core took the reload (a refused one leaves the old configuration)."""
+    rv = g.rv
+    return rv is not None and rv.config.text == step.request.config

@@ -1,0 +1,217 @@
+"""Rules of the work a shim submits: applications, gangs and their placeholders, asks.
+
+Submissions are drawn from every queue name the configuration mentions (and
+a few it does not) and every user, valid or not: the model shim's own reading
+of the configuration decides what the core must answer, so the rules do not
+need to know.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from scheduler import si
+from scheduler.trace import Step
+
+from .. import model
+from ..configs import CORE, NAMESPACES, USERS
+from . import TT, Gen, rule
+
+
+def _submission(g: Gen, app_id: str, **gang: Any) -> si.AddApplicationRequest:
+    user, groups = g.pick(list(USERS))
+    partitions = g.partitions()
+    partition = "default" if "default" in partitions and g.rng.random() < 0.8 \
+        else g.pick(partitions)
+    return si.AddApplicationRequest(
+        application_id=app_id, queue_name=g.pick(list(g.scenario.shape.queue_names)),
+        partition_name=partition, ugi=si.UserGroupInformation(user=user, groups=list(groups)),
+        tags={"namespace": g.pick(list(NAMESPACES))}, **gang)
+
+
+def _add(g: Gen, *requests: si.AddApplicationRequest, **extra: Any) -> Step:
+    return g.request("update_application", si.ApplicationRequest(rm_id=g.rm_id,
+                                                                  new=list(requests)), **extra)
+
+
+@rule(5, core=True)
+def add_app(g: Gen) -> Iterator[Step]:
+    """A submission to a queue by a user, valid or not by the configuration."""
+    yield _add(g, _submission(g, g.new_id("app-")))
+
+
+@rule(3)
+def add_gang_app(g: Gen) -> Iterator[Step]:
+    """A gang: task groups of members, their total as placeholderAsk (``001``)."""
+    groups = [(g.rng.randint(1, 3), g.rng.choice((5, 10, 20)))
+              for _ in range(g.rng.choice((1, 1, 2)))]
+    total = {"memory": sum(n * size for n, size in groups),
+             "vcore": sum(n for n, _ in groups) * CORE}
+    app_id = g.new_id("gang-")
+    g.gangs[app_id] = groups
+    yield _add(g, _submission(
+        g, app_id, placeholder_ask=si.Resource.of(**total),
+        gang_scheduling_style=g.rng.choice(("Hard", "Soft", "")),
+        execution_timeout_milli_seconds=g.pick(list(g.scenario.gang_timeouts))))
+    # A shim creates the placeholder pods right after the application (001 "Generic flow"),
+    # sometimes after the driver pod that triggered it was already sent (and placed).
+    if g.rng.random() < 0.7 and app_id in _live_gangs(g):
+        if g.rng.random() < 0.3:
+            yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
+                _ask(g, app_id, f"{app_id}-driver", groups[0][1], task_group_name="tg0")]))
+            yield Step.schedule()
+        for index in range(len(groups)):
+            yield _placeholders(g, app_id, index)
+
+
+@rule(0.7)
+def resubmit_app(g: Gen) -> Iterator[Step]:
+    """An application id submitted again: a live one (refused) or a finished one (taken)."""
+    rv = g.rv
+    if rv is None or not rv.apps:
+        return
+    app_id = g.pick(sorted(rv.apps))
+    view = rv.apps[app_id]
+    request = view.request.model_copy()
+    yield _add(g, request)
+
+
+def _live_gangs(g: Gen) -> list[str]:
+    rv = g.rv
+    if rv is None:
+        return []
+    return sorted(a for a, v in rv.apps.items() if v.live and v.gang and a in g.gangs)
+
+
+def _ask(g: Gen, app_id: str, key: str, memory: int, repeats: int = 1,
+         **fields: Any) -> si.AllocationAsk:
+    rv = g.rv
+    partition = rv.apps[app_id].partition if rv is not None and app_id in rv.apps else "default"
+    return si.AllocationAsk(allocation_key=key, application_id=app_id, partition_name=partition,
+                            resource_ask=si.Resource.of(memory=memory, vcore=CORE),
+                            max_allocations=repeats, **fields)
+
+
+def _placeholders(g: Gen, app_id: str, index: int) -> Step:
+    """One placeholder pod per member of a task group (option A of ``001``)."""
+    members, size = g.gangs[app_id][index]
+    asks = [_ask(g, app_id, f"{app_id}-tg{index}-ph-{g.new_id('')}", size,
+                 task_group_name=f"tg{index}", placeholder=True) for _ in range(members)]
+    return g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=asks))
+
+
+@rule(4)
+def send_placeholders(g: Gen) -> Iterator[Step]:
+    """Placeholders for one task group of a live gang (again, or late)."""
+    app_id = g.pick(_live_gangs(g))
+    if app_id is None:
+        return
+    yield _placeholders(g, app_id, g.rng.randrange(len(g.gangs[app_id])))
+
+
+@rule(4)
+def send_real_ask(g: Gen) -> Iterator[Step]:
+    """A real pod of a task group: the size of its placeholder, smaller, or larger."""
+    app_id = g.pick(_live_gangs(g))
+    if app_id is None:
+        return
+    index = g.rng.randrange(len(g.gangs[app_id]))
+    size = max(1, g.gangs[app_id][index][1] + g.rng.choice((0, 0, 0, -2, 5)))
+    yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
+        _ask(g, app_id, f"{app_id}-tg{index}-real-{g.new_id('')}", size,
+             task_group_name=f"tg{index}")]))
+
+
+@rule(6, core=True)
+def add_ask(g: Gen) -> Iterator[Step]:
+    """A pod (or several repeats of one) for a live application; sometimes an update."""
+    rv = g.rv
+    app_id = g.pick(rv.live_apps()) if rv is not None else None
+    if rv is None or app_id is None:
+        return
+    keys = sorted(k for a, k in rv.asks if a == app_id)
+    key = g.pick(keys) if keys and g.rng.random() < 0.2 else g.new_id("ask-")
+    yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[_ask(
+        g, app_id, key, g.rng.choice((5, 10, 30, 50)), g.rng.randint(1, 3),
+        priority=g.rng.choice((0, 0, 5)),
+        execution_timeout_milli_seconds=g.pick(list(g.scenario.ask_timeouts)))]))
+
+
+@rule(1)
+def remove_ask(g: Gen) -> Iterator[Step]:
+    """The RM withdraws an ask, or every ask of an application."""
+    rv = g.rv
+    keys = sorted(rv.asks) if rv is not None else []
+    picked = g.pick(keys)
+    if picked is None:
+        return
+    app_id, key = picked
+    whole = g.rng.random() < 0.2
+    partition = rv.apps[app_id].partition if rv is not None and app_id in rv.apps else "default"
+    yield g.request("update_allocation", si.AllocationRequest(
+        rm_id=g.rm_id, releases=si.AllocationReleasesRequest(allocation_asks_to_release=[
+            si.AllocationAskRelease(partition_name=partition, application_id=app_id,
+                                    allocation_key="" if whole else key,
+                                    termination_type=TT.STOPPED_BY_RM)])))
+
+
+@rule(0.7, undo=True)
+def remove_app(g: Gen) -> Iterator[Step]:
+    """The RM removes an application: its asks and allocations go with it."""
+    rv = g.rv
+    app_id = g.pick(sorted(rv.apps)) if rv is not None else None
+    if rv is None or app_id is None:
+        return
+    yield g.request("update_application", si.ApplicationRequest(rm_id=g.rm_id, remove=[
+        si.RemoveApplicationRequest(application_id=app_id,
+                                    partition_name=rv.apps[app_id].partition)]))
+
+
+@rule(1)
+def gang_story(g: Gen) -> Iterator[Step]:
+    """A whole gang at once: driver maybe first, placeholders, cycles, the timeout passed.
+
+    The deep paths of ``001`` (a Running gang whose placeholders do not all fit
+    and that times out, Hard or Soft) need a dozen steps in the right order;
+    drawn one by one they are rare, so this rule plays them as a shim would.
+    """
+    members, size = g.rng.randint(2, 4), g.rng.choice((10, 20, 40))
+    app_id = g.new_id("gang-")
+    g.gangs[app_id] = [(members, size)]
+    request = _submission(
+        g, app_id, placeholder_ask=si.Resource.of(memory=members * size, vcore=members * CORE),
+        gang_scheduling_style=g.rng.choice(("Hard", "Soft")),
+        execution_timeout_milli_seconds=g.rng.choice((10_000, 30_000)))
+    home = _gang_home(g)
+    if home is not None:
+        queue, partition, user, groups = home
+        request = request.model_copy(update={
+            "queue_name": queue, "partition_name": partition,
+            "ugi": si.UserGroupInformation(user=user, groups=list(groups))})
+    yield _add(g, request)
+    if app_id not in _live_gangs(g):
+        return
+    if g.rng.random() < 0.6:
+        yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
+            _ask(g, app_id, f"{app_id}-driver", size, task_group_name="tg0")]))
+        yield Step.schedule()
+    yield _placeholders(g, app_id, 0)
+    yield Step.schedule()
+    yield Step.advance(g.rng.choice((10.0, 31.0)))
+    yield Step.schedule()
+
+
+def _gang_home(g: Gen) -> tuple[str, str, str, tuple[str, ...]] | None:
+    """A leaf that takes gangs (not fair) and a user its ACLs let in, by the configuration."""
+    config = model.read(g.scenario.shape.text)
+    homes = []
+    for name in sorted(config.partitions):
+        pm = config.partitions[name]
+        for path in pm.leaves():
+            if pm.queues[path].sort_policy == "fair":
+                continue
+            for user, groups in USERS:
+                if model.may_submit(pm.chain(path), user, groups):
+                    homes.append((path, name, user, groups))
+    return homes[g.rng.randrange(len(homes))] if homes else None

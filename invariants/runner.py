@@ -1,0 +1,181 @@
+"""The random search: test cases drawn from a seed, run against a time budget.
+
+Case ``k`` of worker ``w`` of a run with seed ``s`` draws everything from the
+seed ``(s, w, k)``, so ``--seed s`` repeats a run's cases in the same order;
+a time budget only decides how many of them run. ``--workers N`` runs N
+processes on disjoint case streams and merges their coverage; the first
+violation stops every worker.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import random
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler.trace import Step
+
+from .coverage import Coverage
+from .registry import Violation
+from .rules import Gen, Scenario
+from .world import World
+
+CLOCK_START = 1_000.0
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a run searches and for how long."""
+
+    seed: int
+    seconds: float = 60.0
+    examples: int | None = None
+    steps: int | None = None
+    workers: int = 1
+    config: str | None = None
+    rules: frozenset[str] | None = None
+    stats: bool = False
+    progress: bool = False
+
+
+@dataclass
+class Failure:
+    """A test case that broke a rule, with everything needed to run it again."""
+
+    seed: int
+    case: int
+    worker: int
+    scenario: Scenario
+    steps: list[Step]
+    violation: Violation
+    violations: list[Violation]
+    sym: dict[str, tuple[str, str, int]]
+    elapsed: float
+
+
+@dataclass
+class Outcome:
+    """What a run (or one worker of it) did."""
+
+    cases: int = 0
+    steps: int = 0
+    elapsed: float = 0.0
+    coverage: Coverage = field(default_factory=Coverage)
+    failure: Failure | None = None
+    rule_counts: Counter[str] = field(default_factory=Counter)
+    rule_seconds: dict[str, float] = field(default_factory=dict)
+    invariant_seconds: dict[str, float] = field(default_factory=dict)
+
+    def merge(self, other: Outcome) -> None:
+        self.cases += other.cases
+        self.steps += other.steps
+        self.coverage.merge(other.coverage)
+        self.rule_counts.update(other.rule_counts)
+        for mine, theirs in ((self.rule_seconds, other.rule_seconds),
+                             (self.invariant_seconds, other.invariant_seconds)):
+            for key, value in theirs.items():
+                mine[key] = mine.get(key, 0.0) + value
+        if self.failure is None or (other.failure is not None
+                                    and other.failure.elapsed < self.failure.elapsed):
+            self.failure = other.failure or self.failure
+
+
+def case_seed(seed: int, worker: int, case: int) -> int:
+    """The seed of one test case: a stable function of the run's seed and its position."""
+    return random.Random(f"{seed}/{worker}/{case}").randrange(1 << 62)
+
+
+def run_case(seed: int, opts: Options, coverage: Coverage | None = None,
+             timings: Outcome | None = None) -> tuple[World, list[Violation], int]:
+    """One test case; returns its world, the violations that stopped it, and its steps."""
+    scenario = Scenario.draw(seed, opts.config, opts.steps, opts.rules)
+    world = World(CLOCK_START, scenario.predicate(), coverage,
+                  scheduler_options=scheduler_options(scenario))
+    gen = Gen(world, scenario, random.Random(seed ^ 0x5EED))
+    steps = 0
+    for step in gen.steps():
+        started = time.perf_counter() if timings is not None else 0.0
+        problems = world.run(step)
+        steps += 1
+        if timings is not None:
+            spent = time.perf_counter() - started
+            timings.rule_seconds[step.call] = timings.rule_seconds.get(step.call, 0.0) + spent
+        if problems:
+            return world, problems, steps
+    if timings is not None:
+        timings.rule_counts.update(gen.counts)
+    return world, [], steps
+
+
+def scheduler_options(scenario: Scenario) -> dict[str, Any]:
+    """Constructor options of the core a scenario runs with."""
+    return {"rm_pause_timeout": scenario.rm_pause_timeout}
+
+
+def search(opts: Options, worker: int = 0, deadline: float | None = None,
+           stop: Any = None, progress: Callable[[Outcome], None] | None = None) -> Outcome:
+    """Run test cases until the budget is spent, the case count reached, or a violation."""
+    started = time.monotonic()
+    deadline = deadline if deadline is not None else started + opts.seconds
+    out = Outcome()
+    case = 0
+    last = started
+    while time.monotonic() < deadline and (opts.examples is None or case < opts.examples):
+        if stop is not None and stop.is_set():
+            break
+        seed = case_seed(opts.seed, worker, case)
+        world, problems, steps = run_case(seed, opts, out.coverage,
+                                          out if opts.stats else None)
+        out.cases += 1
+        out.coverage.cases += 1
+        out.steps += steps
+        if problems:
+            out.failure = Failure(opts.seed, case, worker, Scenario.draw(
+                seed, opts.config, opts.steps, opts.rules), list(world.steps), problems[0],
+                problems, dict(world.shim.sym), time.monotonic() - started)
+            if stop is not None:
+                stop.set()
+            break
+        case += 1
+        now = time.monotonic()
+        if progress is not None and now - last >= 0.5:
+            out.elapsed = now - started
+            progress(out)
+            last = now
+    out.elapsed = time.monotonic() - started
+    return out
+
+
+def _worker(args: tuple[Options, int, float, Any]) -> Outcome:
+    opts, worker, deadline, stop = args
+    return search(opts, worker, deadline, stop)
+
+
+def run(opts: Options, progress: Callable[[Outcome], None] | None = None) -> Outcome:
+    """The whole run, in this process or in ``opts.workers`` processes."""
+    if opts.workers <= 1:
+        return search(opts, progress=progress)
+    ctx = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
+    deadline = time.monotonic() + opts.seconds
+    manager = ctx.Manager()
+    stop = manager.Event()
+    total = Outcome()
+    started = time.monotonic()
+    with ctx.Pool(opts.workers) as pool:
+        results = pool.map_async(_worker, [(opts, w, deadline, stop)
+                                           for w in range(opts.workers)])
+        while not results.ready():
+            results.wait(0.5)
+            if progress is not None:
+                total.elapsed = time.monotonic() - started
+                progress(total)
+        for outcome in results.get():
+            total.merge(outcome)
+    manager.shutdown()
+    total.elapsed = time.monotonic() - started
+    return total

@@ -1,0 +1,229 @@
+"""The map from the design's normative statements to what checks each one.
+
+Every rule the seeds state is listed with the invariants, protocol checks and
+``sometimes`` goals that check it, or with the reason it can not be checked.
+``docs/invariants.md`` publishes the table; a test keeps every name in it real
+and every check of the registries on it.
+
+Seeds: ``001`` Apache YuniKorn, "Gang Scheduling Implementation"; ``002``
+"Scheduler Interface Spec" (apache/yunikorn-scheduler-interface); ``003``
+"Proposal to combine Cache and Scheduler's implementation in the core" (cache
+removal); ``004`` "Design of YuniKorn scheduler" (scheduler core design).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One normative statement: where it is, what it says, and what checks it."""
+
+    seed: str
+    section: str
+    statement: str
+    checks: tuple[str, ...] = ()
+    why_not: str = ""
+
+
+E = Entry
+G = "001"
+S = "002"
+C = "003"
+D = "004"
+
+MAP: tuple[Entry, ...] = (
+    # -- 001 gang scheduling ----------------------------------------------------
+    E(G, "Generic flow", "Placeholder asks are scheduled like any ask; every allocation, "
+      "placeholders included, is communicated to the shim.",
+      ("shim.view_agrees", "protocol.allocation_matches_ask", "gang.placeholders_counted")),
+    E(G, "Total placeholder size", "A gang whose placeholderAsk is larger than the quota of "
+      "its queue (of any queue on the path) is rejected.",
+      ("gang.admission", "protocol.admission")),
+    E(G, "Handling queue with a FAIR sort policy", "A gang submitted to a queue that sorts "
+      "applications fair is rejected.", ("gang.admission", "protocol.admission")),
+    E(G, "Scheduling in queues with a quota set", "Scheduling of a gang should not start "
+      "until the queue has room for its whole placeholderAsk.", (),
+      "Not implemented, like YuniKorn: placeholders are placed one by one as room allows "
+      "(docs/design-notes.md); the seed's first phase assumes the quota can always be "
+      "reached by scaling up."),
+    E(G, "Scheduling in queues with a quota set", "Other applications in the queue keep "
+      "being scheduled while a gang waits.", ("scheduling.maximal",)),
+    E(G, "Scheduler logic changes", "A placeholder allocation does not move the application "
+      "out of Accepted; only a real allocation makes it Running.",
+      ("protocol.application_states", "application.state_agrees")),
+    E(G, "Scheduler logic changes", "Real asks are ignored while placeholder asks of the "
+      "application are pending (the application can not request real allocations until all "
+      "placeholder asks are allocated).",
+      ("gang.accepted_waits_for_placeholders", "protocol.gang_waits",
+       "reservations.valid")),
+    E(G, "Scheduler logic changes", "The core must not assume one task group per "
+      "application.", ("protocol.gang_waits", "protocol.replacement"),
+      "Exercised: the checker's gangs have one or two task groups."),
+    E(G, "Scheduler logic changes, step 1", "A real ask of a task group takes an unreleased "
+      "placeholder of that group; with none it is scheduled normally.",
+      ("protocol.gang_waits", "gang.replaced_on_same_node")),
+    E(G, "Scheduler logic changes, step 1", "A placeholder smaller than its real ask can "
+      "never be swapped; it is released (TIMEOUT, as YuniKorn) and the next one tried.",
+      ("protocol.core_releases", "gang.incompatible_placeholder")),
+    E(G, "Scheduler logic changes, step 2", "The chosen placeholder is marked released and "
+      "the shim is asked to release it (PLACEHOLDER_REPLACED); nothing is released in the "
+      "core yet.", ("gang.release_once", "protocol.replacement", "protocol.core_releases",
+                    "gang.placeholders_counted")),
+    E(G, "Scheduler logic changes, step 3", "The real ask is parked until the shim confirms "
+      "the placeholder's release.", ("gang.release_once", "gang.replacement_after_confirmation")),
+    E(G, "Scheduler logic changes, steps 4-5", "After the confirmation the real ask is "
+      "allocated on the placeholder's node, in the same update; if it can not be, on another "
+      "node; else it stays pending.",
+      ("protocol.replacement", "gang.replacement_after_confirmation",
+       "gang.replaced_on_same_node", "gang.replaced_on_other_node")),
+    E(G, "Scheduler logic changes, step 5", "The placeholder's removal and the real "
+      "allocation are one update to application, queue and node.",
+      ("accounting.application", "accounting.queue", "accounting.node")),
+    E(G, "Definition", "An application with no pending asks and no real allocations waits "
+      "(Completing).", ("application.state_agrees", "protocol.application_states")),
+    E(G, "Definition", "An application completes after it has waited for the completing "
+      "timeout.", ("protocol.application_states", "protocol.timers", "app.completed")),
+    E(G, "Cleanup", "Placeholders are not active allocations; placeholder asks are pending "
+      "asks.", ("application.state_agrees",)),
+    E(G, "Cleanup", "New asks move a waiting application back to Running.",
+      ("protocol.application_states",)),
+    E(G, "Cleanup", "Leaving the waiting state for Completed needs no (placeholder) "
+      "allocations or asks at all.", ("gang.clean_exit", "protocol.application_states",
+                                      "application.state_agrees")),
+    E(G, "Placeholder asks pending", "The placeholder timeout starts when the first "
+      "placeholder is allocated.", ("protocol.core_releases", "protocol.timers",
+                                    "protocol.application_states")),
+    E(G, "Placeholder asks pending", "When it fires with placeholder asks pending, the "
+      "application is killed (Hard: Failing, then Failed) and every placeholder and "
+      "placeholder ask is released with TIMEOUT in one response.",
+      ("protocol.timers", "gang.hard_failed", "gang.failed_while_running")),
+    E(G, "Placeholder asks pending", "The killed state is reached only once every "
+      "placeholder is released; the application then leaves its queue.",
+      ("gang.clean_exit", "protocol.application_states", "application.state_agrees")),
+    E(G, "Interface changes (gangSchedulingStyle)", "Soft: after the timeout the "
+      "application is scheduled as a normal application.",
+      ("protocol.application_states", "gang.soft_resumed")),
+    E(G, "Allocated placeholders", "Leftover placeholders are released by the core (TIMEOUT) "
+      "when the application completes, and it is Completed once they are confirmed.",
+      ("protocol.timers", "gang.clean_exit", "gang.completed_after_leftover_placeholders")),
+    E(G, "Allocated placeholders", "A completed application does not stop a new "
+      "application with the same id.", ("protocol.admission",)),
+    E(G, "Application completion", "Finished applications are cleaned up, so memory and "
+      "queues do not grow in long-running deployments (after a retention, as YuniKorn).",
+      ("protocol.timers", "app.expired")),
+    E(G, "Application recovery", "Recovered placeholders keep taskGroupName and the "
+      "placeholder flag; the core generates the ask a recovered allocation came from.",
+      ("protocol.recovery", "gang.recovered_placeholder", "accounting.application")),
+    E(G, "AllocationAsk", "The placeholder flag is ignored without a taskGroupName.",
+      ("protocol.allocation_matches_ask",)),
+    E(G, "AllocationRelease Response and Request", "A release the shim starts is confirmed "
+      "by the core with the same TerminationType; the core never confirms a confirmation.",
+      ("protocol.confirmations",)),
+    E(G, "AllocationRelease Response and Request", "A release the core starts is confirmed by "
+      "the shim; until then the allocation is released and may not be released again.",
+      ("gang.release_once", "protocol.core_releases", "shim.view_agrees")),
+    E(G, "TerminationType", "TIMEOUT, PREEMPTED_BY_SCHEDULER and PLACEHOLDER_REPLACED are "
+      "started by the core, STOPPED_BY_RM by the shim.",
+      ("protocol.core_releases", "protocol.confirmations")),
+    E(G, "Scheduler storage object changes", "An application tracks its placeholder "
+      "allocations apart from its real ones.", ("accounting.application",
+                                                "gang.placeholders_within_ask")),
+    E(G, "Queue & Node", "Placeholders count on queue and node like real allocations.",
+      ("gang.placeholders_counted", "accounting.queue", "accounting.node",
+       "protocol.quota_on_path")),
+    # -- 002 scheduler interface -----------------------------------------------
+    E(S, "Lifecycle of RM-Scheduler communication", "register: Running; connection loss: "
+      "Paused; timeout: Stopped; voluntary shutdown: Stopped.",
+      ("lifecycle.legal", "protocol.paused", "protocol.timers", "rm.resynced_after_pause")),
+    E(S, "RM register with scheduler", "Registering a known RM id cleans up everything it "
+      "had; the RM then reports its full state.", ("protocol.recovery",)),
+    E(S, "AddApplicationRequest.queueName", "The scheduler places the application into a "
+      "queue according to policy, taking the requested queue into account (placement "
+      "rules, which may create the queue).", ("protocol.admission",
+                                              "queue.created_by_placement")),
+    E(S, "RM and scheduler updates", "Applications must be added before asks for them; "
+      "removing an application removes its asks and allocations.",
+      ("protocol.expected_rejection", "protocol.confirmations", "references.allocation")),
+    E(S, "Ask for more resources (Lifecycle of AllocationAsk)", "Initial -> Pending -> "
+      "Allocated; Rejected by the scheduler or on the RM's request.", ("lifecycle.legal",)),
+    E(S, "Lifecycle of Allocations", "Allocated -> Completed (stopped by RM), Preempted, "
+      "Expired (timeout).", ("lifecycle.legal", "alloc.execution_timeout")),
+    E(S, "Allocation ask", "An ask with a known allocationKey is an update; never more "
+      "allocations than maxAllocations.", ("protocol.allocation_matches_ask",)),
+    E(S, "Allocation ask", "executionTimeoutMilliSeconds: the allocation is terminated by the "
+      "scheduler once it has run that long; 0 or negative never.",
+      ("protocol.core_releases", "protocol.timers", "alloc.execution_timeout")),
+    E(S, "Allocation ask", "priority, Originator, PreemptionPolicy.", (),
+      "Preemption and priority across applications come with later issues; ask priority "
+      "orders asks inside one application (scenario tests)."),
+    E(S, "AllocationRelease", "A release without a UUID releases every allocation of the "
+      "application.", ("protocol.confirmations",)),
+    E(S, "AllocationAskRelease", "An ask release without an allocationKey releases every ask "
+      "of the application.", ("protocol.confirmations",)),
+    E(S, "Schedulable nodes registration and updates", "A CREATE for an existing node is "
+      "rejected; an update of an unknown node fails.", ("protocol.expected_rejection",)),
+    E(S, "State transition of node", "SCHEDULABLE <-> DRAINING -> REMOVED; "
+      "DRAIN_TO_SCHEDULABLE of a node that is not draining is an error.",
+      ("lifecycle.legal", "protocol.expected_rejection")),
+    E(S, "NodeInfo.DRAIN_NODE", "No new allocations on a draining node.",
+      ("protocol.allocation_fits_node", "reservations.valid")),
+    E(S, "NodeInfo.DECOMISSION", "Allocations on the node stop at once and the node leaves "
+      "the schedulable lists.", ("protocol.confirmations", "references.allocation",
+                                 "node.decommissioned_with_allocations")),
+    E(S, "NodeInfo.schedulableResource / occupiedResource", "Allocations fit the schedulable "
+      "resource minus what other schedulers occupy.",
+      ("protocol.allocation_fits_node", "capacity.node", "accounting.node")),
+    E(S, "NodeInfo.existingAllocations", "Allocations on a registering node are recovered.",
+      ("protocol.recovery", "shim.view_agrees")),
+    E(S, "Feedback from Scheduler", "A rejected ask, application or node is told with a "
+      "human-readable reason.", ("protocol.answered",)),
+    E(S, "Scheduler plugin (Predicates)", "An allocation is made only on a node the RM's "
+      "predicates accept.", ("protocol.allocation_fits_node", "scheduling.maximal")),
+    E(S, "Scheduler plugin (UpdateContainerSchedulingState)", "Scheduling states name known "
+      "asks and known states.", ("protocol.messages",)),
+    E(S, "Event Plugin", "Events name their object and carry a message and a timestamp.",
+      ("protocol.messages",)),
+    E(S, "API Interface", "Requests that can not be honoured are answered, not raised.",
+      ("protocol.no_exception", "protocol.rejection_changes_nothing")),
+    E(S, "Scheduler Interfaces (RPC)", "The gRPC service and its streams.", (),
+      "Checked by the RPC tests, not by the checker (which drives the in-process API)."),
+    # -- 003 cache removal -------------------------------------------------------
+    E(C, "Operations to add/remove app", "Every added application is answered, accepted or "
+      "rejected.", ("protocol.answered", "protocol.admission")),
+    E(C, "Operations to remove allocations and add or remove asks", "Ask sanity checks "
+      "reject asks for unknown applications or partitions.", ("protocol.expected_rejection",)),
+    E(C, "Operations to add, update or remove nodes", "A node registration is answered; "
+      "removing a node removes its allocations and tells the RM.",
+      ("protocol.answered", "protocol.confirmations")),
+    E(C, "Update and Remove partition", "Partitions and queues removed from the "
+      "configuration drain, then are removed once empty.",
+      ("lifecycle.legal", "protocol.config_applied", "partition.removed_by_reload",
+       "queue.removed_by_reload")),
+    E(C, "Allocations", "Allocation and accounting change in one step: no in-flight "
+      "allocation, nothing counted twice or lost.",
+      ("accounting.application", "accounting.queue", "accounting.node",
+       "references.allocation", "shim.view_agrees")),
+    E(C, "Locking", "One lock per object, a lock order.", (),
+      "Python: one state lock for every call (docs/design-notes.md); threads are tested by "
+      "tests/test_threads.py, not by the checker."),
+    # -- 004 overall design -------------------------------------------------------
+    E(D, "Implementation", "Sort queues, applications and nodes; skip requests that can not "
+      "be satisfied and find the next.", ("scheduling.maximal", "quota.skipped"),
+      "The order itself is checked by scenario tests (tests/test_scenario_scheduling.py)."),
+    E(D, "Implementation", "Reserve room for requests that fragmentation blocks.",
+      ("reservations.valid", "reservation.made", "reservation.honoured")),
+    E(D, "Configurations & Semantics", "Queue hierarchy, ACLs and capacities of the "
+      "configuration are what the core enforces; capacity is not set on root.",
+      ("protocol.config_applied", "protocol.admission", "quota.queue_max",
+       "protocol.quota_on_path", "config.reload_refused")),
+    E(D, "Configurations & Semantics", "maxapplications limits the applications running on "
+      "every queue of the path.", ("protocol.quota_on_path", "quota.maxapplications_held")),
+    E(D, "Flow of events (Job Remove, Scheduling Request remove)", "A removed application "
+      "or ask gets no new allocation.", ("protocol.allocation_matches_ask",)),
+    E(D, "RM registration", "A registering RM that is known is removed first, with "
+      "everything it owned.", ("protocol.recovery",)),
+    E(D, "Relations between Entities", "Each object belongs to one partition and one RM.",
+      ("references.allocation",)),
+)

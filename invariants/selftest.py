@@ -1,0 +1,76 @@
+"""The checker's self-test: every deliberately broken core must be caught, and fast.
+
+Each mutant of ``invariants/mutants.py`` runs in its own process: the edit is
+applied, a search with the run's seed and budget looks for a violation, and a
+found run is shrunk. The report gives the kill score, the time to detection
+and the size of each counterexample, so a checker that lost its teeth shows it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+import time
+from dataclasses import dataclass
+
+from .mutants import MUTANTS, applied, by_name
+from .runner import Options, search
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the search did against one mutant."""
+
+    mutant: str
+    found: bool
+    seconds: float
+    rule: str
+    steps: int
+    shrunk_steps: int
+    minimal: bool
+
+
+def hunt(name: str, seed: int, seconds: float, shrink_seconds: float = 0.0) -> Verdict:
+    """Search the core with the mutant ``name`` applied (in this process)."""
+    from .shrink import shrink
+
+    with applied(by_name(name)):
+        started = time.monotonic()
+        outcome = search(Options(seed=seed, seconds=seconds))
+        found = outcome.failure
+        if found is None:
+            return Verdict(name, False, time.monotonic() - started, "", 0, 0, False)
+        elapsed = found.elapsed
+        shrunk = shrink(found, shrink_seconds) if shrink_seconds > 0 else None
+        return Verdict(name, True, elapsed, found.violation.invariant, len(found.steps),
+                       len(shrunk.steps) if shrunk else len(found.steps),
+                       bool(shrunk and shrunk.minimal))
+
+
+def _task(args: tuple[str, int, float, float]) -> Verdict:
+    return hunt(*args)
+
+
+def self_test(seed: int, seconds: float, workers: int, quiet: bool = False,
+              shrink_seconds: float = 0.0) -> int:
+    """Run every mutant; exit 0 when all are caught, 1 otherwise."""
+    ctx = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
+    tasks = [(m.name, seed, seconds, shrink_seconds) for m in MUTANTS]
+    print(f"self-test: {len(tasks)} broken cores, {seconds:g}s budget each", flush=True)
+    verdicts: list[Verdict] = []
+    with ctx.Pool(max(1, workers)) as pool:
+        for verdict in pool.imap(_task, tasks):
+            verdicts.append(verdict)
+            mark = "caught " if verdict.found else "MISSED "
+            detail = (f"in {verdict.seconds:5.1f}s by {verdict.rule} "
+                      f"({verdict.steps} steps"
+                      + (f", shrunk to {verdict.shrunk_steps}"
+                         f"{' 1-minimal' if verdict.minimal else ''}" if shrink_seconds else "")
+                      + ")") if verdict.found else f"after {verdict.seconds:.1f}s"
+            print(f"  {mark} {verdict.mutant:<45} {detail}", flush=True)
+    caught = sum(v.found for v in verdicts)
+    times = sorted(v.seconds for v in verdicts if v.found)
+    median = times[len(times) // 2] if times else 0.0
+    print(f"kill score: {caught}/{len(verdicts)}; median time to detection {median:.1f}s, "
+          f"slowest {times[-1] if times else 0.0:.1f}s")
+    return 0 if caught == len(verdicts) else 1

@@ -1,0 +1,180 @@
+"""Shrinking a failing run to the auditor's counterexample: as few, as small SI calls as can be.
+
+A candidate is a list of steps replayed on a fresh world (uuids of the original
+run translated by symbolic name, so dropping an unrelated step does not
+orphan a later confirmation); it is kept only when it breaks the same named
+rule. Delta debugging removes steps, then the parts of a step (one ask of
+several, one node), then numbers shrink (repeats, memory, clock jumps) and
+adjacent clock moves merge, until nothing more goes or the deadline passes.
+The result is 1-minimal when the deadline allows: removing any single step
+makes the violation disappear.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from scheduler import si
+from scheduler.trace import Step
+
+from .runner import CLOCK_START, Failure, scheduler_options
+from .world import World
+
+
+@dataclass
+class Shrunk:
+    """The smallest failing steps found, the violation they give, and what it cost."""
+
+    steps: list[Step]
+    invariant: str
+    candidates: int
+    seconds: float
+    minimal: bool
+
+
+class _Budget:
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+        self.runs = 0
+
+    def over(self) -> bool:
+        return time.monotonic() >= self.deadline
+
+
+def fails(failure: Failure, steps: Sequence[Step], budget: _Budget | None = None) -> bool:
+    """Whether these steps, replayed on a fresh core, break the failure's rule again."""
+    if budget is not None:
+        budget.runs += 1
+    target = failure.violation.invariant
+    world = World(CLOCK_START, failure.scenario.predicate(), translate=failure.sym,
+                  scheduler_options=scheduler_options(failure.scenario))
+    for step in steps:
+        if any(v.invariant == target for v in world.run(step)):
+            return True
+    return False
+
+
+def shrink(failure: Failure, seconds: float = 30.0) -> Shrunk:
+    """Shrink ``failure.steps`` within ``seconds``; always returns a failing list."""
+    started = time.monotonic()
+    budget = _Budget(seconds)
+    steps = list(failure.steps)
+
+    def test(candidate: Sequence[Step]) -> bool:
+        return not budget.over() and fails(failure, candidate, budget)
+
+    changed = True
+    while changed and not budget.over():
+        before = len(steps), _size(steps)
+        steps = ddmin(steps, test)
+        steps = _simplify(steps, test)
+        changed = (len(steps), _size(steps)) != before
+    minimal = not budget.over() and _one_minimal(steps, test)
+    return Shrunk(steps, failure.violation.invariant, budget.runs,
+                  time.monotonic() - started, minimal)
+
+
+def ddmin(items: list[Step], test: Callable[[Sequence[Step]], bool]) -> list[Step]:
+    """Zeller's delta debugging over a sequence: drop chunks while the test still fails."""
+    n = 2
+    while len(items) >= 2:
+        chunk = max(1, len(items) // n)
+        reduced = False
+        for start in range(0, len(items), chunk):
+            candidate = items[:start] + items[start + chunk:]
+            if candidate and test(candidate):
+                items = candidate
+                n = max(n - 1, 2)
+                reduced = True
+                break
+        if not reduced:
+            if chunk == 1:
+                break
+            n = min(len(items), n * 2)
+    return items
+
+
+def _one_minimal(steps: list[Step], test: Callable[[Sequence[Step]], bool]) -> bool:
+    return all(not test(steps[:i] + steps[i + 1:]) for i in range(len(steps)))
+
+
+def _simplify(steps: list[Step], test: Callable[[Sequence[Step]], bool]) -> list[Step]:
+    """Smaller parts of steps: fewer items in a request, smaller numbers, merged clock moves."""
+    steps = _merge_advances(steps, test)
+    i = 0
+    while i < len(steps):
+        for smaller in _smaller(steps[i]):
+            candidate = [*steps[:i], smaller, *steps[i + 1:]]
+            if test(candidate):
+                steps = candidate
+                break
+        else:
+            i += 1
+    return steps
+
+
+def _merge_advances(steps: list[Step], test: Callable[[Sequence[Step]], bool]) -> list[Step]:
+    i = 0
+    while i + 1 < len(steps):
+        a, b = steps[i], steps[i + 1]
+        if a.call == "advance" and b.call == "advance":
+            candidate = [*steps[:i], Step.advance(a.seconds + b.seconds), *steps[i + 2:]]
+            if test(candidate):
+                steps = candidate
+                continue
+        i += 1
+    return steps
+
+
+def _smaller(step: Step) -> Iterator[Step]:
+    """Candidates one notch simpler than ``step``, most drastic first."""
+    req = step.request
+    if step.call == "advance" and step.seconds > 1:
+        yield Step.advance(float(int(step.seconds // 2)))
+    elif step.call == "update_allocation":
+        for i in range(len(req.asks)) if len(req.asks) > 1 else ():
+            yield replace(step, request=req.model_copy(
+                update={"asks": req.asks[:i] + req.asks[i + 1:]}))
+        for i, ask in enumerate(req.asks):
+            for lighter in _lighter_ask(ask):
+                asks = list(req.asks)
+                asks[i] = lighter
+                yield replace(step, request=req.model_copy(update={"asks": asks}))
+    elif step.call == "update_node" and len(req.nodes) > 1:
+        for i in range(len(req.nodes)):
+            yield replace(step, request=req.model_copy(
+                update={"nodes": req.nodes[:i] + req.nodes[i + 1:]}))
+    elif step.call == "update_application" and len(req.new) > 1:
+        for i in range(len(req.new)):
+            yield replace(step, request=req.model_copy(
+                update={"new": req.new[:i] + req.new[i + 1:]}))
+
+
+def _lighter_ask(ask: si.AllocationAsk) -> Iterator[si.AllocationAsk]:
+    if ask.max_allocations > 1:
+        yield ask.model_copy(update={"max_allocations": 1})
+    update: dict[str, Any] = {}
+    if ask.priority:
+        update["priority"] = 0
+    if ask.execution_timeout_milli_seconds:
+        update["execution_timeout_milli_seconds"] = 0
+    if update:
+        yield ask.model_copy(update=update)
+
+
+def _size(steps: Sequence[Step]) -> int:
+    total = 0
+    for s in steps:
+        req = s.request
+        if s.call == "update_allocation":
+            total += sum(a.max_allocations for a in req.asks) + len(req.asks)
+        elif s.call == "update_node":
+            total += len(req.nodes)
+        elif s.call == "update_application":
+            total += len(req.new)
+        elif s.call == "advance":
+            total += int(s.seconds > 1)
+    return total

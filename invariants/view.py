@@ -1,0 +1,62 @@
+"""The checker's read-only view of a scheduler's live objects: the one door to its internals.
+
+Invariants and the model shim read the core's objects only through the
+functions here (an import-linter contract enforces it), so what the checker
+relies on of the core's internals is listed in one place. Nothing here
+changes an object; callers hold ``scheduler.lock`` while they read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from scheduler import Scheduler
+from scheduler.objects import Allocation, Application, Ask, Node, Queue
+from scheduler.partition import PartitionState
+
+__all__ = [
+    "Allocation",
+    "Application",
+    "Ask",
+    "Node",
+    "PartitionState",
+    "Queue",
+    "partitions",
+    "rms",
+    "stateful_objects",
+]
+
+
+def rms(scheduler: Scheduler) -> list[Any]:
+    """The registered resource managers (``.id``, ``.state``, ``.partitions``)."""
+    return list(scheduler._rms.values())
+
+
+def partitions(scheduler: Scheduler) -> list[PartitionState]:
+    """Every partition of every RM, in registration order."""
+    return [p for rm in rms(scheduler) for p in rm.partitions.values()]
+
+
+def stateful_objects(scheduler: Scheduler) -> Iterator[tuple[str, Any, str]]:
+    """``(lifecycle name, object, label)`` for every object that has a lifecycle."""
+    for rm in rms(scheduler):
+        yield "rm", rm, f"rm {rm.id}"
+    for p in partitions(scheduler):
+        yield "object", p, f"partition {p.name}"
+        for q in p.queues.values():
+            yield "object", q, f"queue {p.name}/{q.path}"
+        for n in p.nodes.values():
+            yield "node", n, f"node {p.name}/{n.id}"
+        for a in p.apps.values():
+            yield "application", a, f"application {p.name}/{a.id}"
+            for k in a.asks.values():
+                yield "ask", k, f"ask {p.name}/{a.id}/{k.key}"
+            for x in a.allocations.values():
+                yield "allocation", x, f"allocation {p.name}/{x.uuid}"
+
+
+def next_due(scheduler: Scheduler) -> float | None:
+    """When the earliest timer the core holds falls due (it may be a lapsed one)."""
+    timers = scheduler._core._timers
+    return min(t.due for t in timers) if timers else None

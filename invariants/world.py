@@ -1,0 +1,160 @@
+"""A world: one core, its clock, the model shim and the recorder, run step by step.
+
+Every step (an SI call, a ``schedule()``, the clock moving) goes through
+:meth:`World.run`, which tells the model shim, executes the step, and returns
+every violation: the shim's protocol checks and every registered invariant
+(``scheduling.maximal`` after each ``schedule()``). The random checker, the
+shrinker, the replay of a trace file and the explorer all use it, so a step
+means the same everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from scheduler import ManualClock, Scheduler, si
+from scheduler.errors import ConfigError, UnknownResourceManager
+from scheduler.trace import REQUEST_CALLS, RM_CALLS, Step
+from statemachines import TransitionRecord
+
+from .coverage import Coverage, StepRecord
+from .monitor import ModelShim, Predicate
+from .protocol import NO_EXCEPTION
+from .recorder import LifecycleRecorder
+from .registry import REGISTRY, CheckContext, Violation
+
+TT = si.TerminationType
+RESERVED = si.SchedulingState.RESERVED
+
+
+class World:
+    """A fresh scheduler driven by steps, checked after each one."""
+
+    def __init__(
+        self,
+        clock_start: float = 0.0,
+        predicate: Predicate | None = None,
+        coverage: Coverage | None = None,
+        translate: Mapping[str, tuple[str, str, int]] | None = None,
+        scheduler_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.clock = ManualClock(start=clock_start)
+        self.api = Scheduler(clock=self.clock, **dict(scheduler_options or {}))
+        self.recorder = LifecycleRecorder(self.api)
+        self.shim = ModelShim(self.api, self.clock, predicate)
+        self.predicate = predicate
+        self.coverage = coverage
+        self.steps: list[Step] = []
+        self.checked = 0
+        self._transitions: list[TransitionRecord] = []
+        self._reserved: dict[tuple[str, str], str] = {}
+        # Shrinking replays a run without some of its steps: the core's uuids shift,
+        # so requests naming the original uuids are translated by symbolic name.
+        self._original = dict(translate) if translate is not None else None
+        if coverage is not None:
+            self.api.add_transition_observer(self._on_transition)
+
+    # ------------------------------------------------------------------ running
+    def run(self, step: Step) -> list[Violation]:
+        """Execute one step; return every violation it caused (empty: all held)."""
+        if self._original is not None:
+            step = self._translate(step)
+        self.shim.begin(step)
+        error: BaseException | None = None
+        crash: Violation | None = None
+        try:
+            self._execute(step)
+        except (ConfigError, UnknownResourceManager) as exc:
+            error = exc
+        except Exception as exc:  # the core must never raise here: that is a finding
+            crash = Violation(NO_EXCEPTION, f"step {step.call}",
+                              f"raised {type(exc).__name__}: {exc}")
+        if crash is not None:
+            self.shim.call = None
+            self.steps.append(step)
+            return [crash]
+        if self.shim.errors:
+            raise self.shim.errors.pop(0)
+        self.shim.end(step, error)
+        self.steps.append(step)
+        problems = list(self.shim.violations)
+        self.shim.violations.clear()
+        problems += self.check(after_schedule=step.call == "schedule")
+        if self.coverage is not None:
+            self._observe(step, error)
+        return problems
+
+    def _execute(self, step: Step) -> None:
+        api = self.api
+        call = step.call
+        if call == "advance":
+            self.clock.advance(step.seconds)
+        elif call == "schedule":
+            api.schedule()
+        elif call == "register_resource_manager":
+            api.register_resource_manager(step.request, self.shim.callback(step.request.rm_id))
+        elif call in REQUEST_CALLS:
+            getattr(api, call)(step.request)
+        elif call in RM_CALLS:
+            getattr(api, call)(step.rm_id)
+        else:
+            raise ValueError(f"unknown step {call!r}")
+
+    def check(self, after_schedule: bool = False) -> list[Violation]:
+        """Every registered invariant against the current state."""
+        self.checked += 1
+        view = {uuid: (a.app, a.node) for rv in self.shim.rms.values() if not rv.stopped
+                for uuid, a in rv.allocs.items()}
+        ctx = CheckContext(self.api, recorder=self.recorder, shim_view=view,
+                           extra={"after_schedule": after_schedule, "predicate": self.predicate})
+        out: list[Violation] = []
+        for inv in REGISTRY.values():
+            if "after_schedule" in inv.needs and not after_schedule:
+                continue
+            out.extend(inv.run(ctx))
+        return out
+
+    # ------------------------------------------------------------------ coverage
+    def _observe(self, step: Step, error: BaseException | None) -> None:
+        assert self.coverage is not None
+        record = StepRecord(step, self._transitions, list(self.shim.observed))
+        if error is not None:
+            record.state["error"] = str(error)
+        for state in record.states(RESERVED):
+            node = state.reason.rsplit(" ", 1)[-1]
+            self._reserved[(state.application_id, state.allocation_key)] = node
+        for a in record.new():
+            if self._reserved.pop((a.application_id, a.allocation_key), None) == a.node_id:
+                record.state["honoured"] = True
+        for t in self._transitions:
+            self.coverage.transition(t)
+        self.coverage.observe(record)
+        self._transitions = []
+
+    def _on_transition(self, rec: TransitionRecord) -> None:
+        self._transitions.append(rec)
+
+    # ------------------------------------------------------------------ shrinking
+    def _translate(self, step: Step) -> Step:
+        """Rename uuids of the original run to the ones this run gave the same allocations."""
+        assert self._original is not None
+        current = {name: uuid for uuid, name in self.shim.sym.items()}
+
+        def new(uuid: str) -> str:
+            name = self._original.get(uuid) if self._original is not None else None
+            return current.get(name, uuid) if name is not None else uuid
+
+        req = step.request
+        if step.call == "update_allocation" and req.releases is not None:
+            rels = [r.model_copy(update={"uuid": new(r.uuid)}) if r.uuid else r
+                    for r in req.releases.allocations_to_release]
+            releases = req.releases.model_copy(update={"allocations_to_release": rels})
+            return replace(step, request=req.model_copy(update={"releases": releases}))
+        if step.call == "update_node":
+            nodes = [n.model_copy(update={"existing_allocations": [
+                a.model_copy(update={"uuid": new(a.uuid)}) for a in n.existing_allocations]})
+                if n.existing_allocations else n for n in req.nodes]
+            return replace(step, request=req.model_copy(update={"nodes": nodes}))
+        return step

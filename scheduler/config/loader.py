@@ -1,0 +1,151 @@
+"""Loading ``queues.yaml``: strict YAML reading, then the schema and the semantic checks.
+
+YAML is read the way YuniKorn's strict decoder reads it (duplicate keys are
+errors, scalars keep their text); YAML and pydantic errors become a
+:class:`~scheduler.errors.ConfigError` whose ``path`` locates the value.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from scheduler.errors import ConfigError
+
+from .models import SchedulerConfig
+from .paths import key_path
+from .scalars import _YamlFloat, _YamlInt
+from .validate import validate
+
+
+class _DuplicateKeyError(yaml.MarkedYAMLError):
+    """A mapping repeats a key (YuniKorn's strict decoder rejects that)."""
+
+
+class _Loader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that keeps scalar text and rejects duplicate keys."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[object] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+            except TypeError:  # unhashable key: the base class reports it
+                continue
+            if duplicate:
+                raise _DuplicateKeyError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    f"found duplicate key {key!r}",
+                    key_node.start_mark,
+                )
+            seen.add(key)
+        return dict(super().construct_mapping(node, deep=deep))
+
+
+def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> int:
+    value = _YamlInt(loader.construct_yaml_int(node))
+    value.yaml_text = str(node.value)
+    return value
+
+
+def _construct_float(loader: _Loader, node: yaml.ScalarNode) -> float:
+    value = _YamlFloat(loader.construct_yaml_float(node))
+    value.yaml_text = str(node.value)
+    return value
+
+
+def _construct_timestamp_as_text(loader: _Loader, node: yaml.ScalarNode) -> str:
+    # YuniKorn has no timestamps: "2024-01-01" is a valid queue name.
+    return str(loader.construct_scalar(node))
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp_as_text)
+
+
+def parse_config(text: str) -> SchedulerConfig:
+    """Parse and validate ``queues.yaml`` text; any problem raises :class:`ConfigError`.
+
+    The result is normalised as YuniKorn does: a missing root queue is inserted,
+    ``root`` is spelled in lower case and every queue with children has
+    ``parent`` set, an empty or "default" partition name becomes ``default``
+    and an empty node sort policy type becomes ``fair``.
+    """
+    try:
+        data = yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        raise ConfigError(_yaml_reason(exc)) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"invalid YAML: {exc}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise ConfigError(
+            f"the configuration must be a YAML mapping with a 'partitions' list, "
+            f"got {type(data).__name__}"
+        )
+    try:
+        config = SchedulerConfig.model_validate(data, context={"quantities": True})
+    except ValidationError as exc:
+        raise _config_error(exc) from None
+    validate(config)
+    return config
+
+
+def load_config_file(path: str | os.PathLike[str]) -> SchedulerConfig:
+    """Read a ``queues.yaml`` file (UTF-8) and :func:`parse_config` it."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {os.fspath(path)!r}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {os.fspath(path)!r} is not UTF-8: {exc.reason}") from None
+    return parse_config(text)
+
+
+def _yaml_reason(exc: yaml.MarkedYAMLError) -> str:
+    mark = exc.problem_mark or exc.context_mark
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    what = exc.problem or exc.context or "syntax error"
+    kind = "duplicate key" if isinstance(exc, _DuplicateKeyError) else "YAML syntax error"
+    return f"{kind}{where}: {what}"
+
+
+def _format_loc(loc: Sequence[str | int]) -> str:
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif part != "[key]":
+            path = key_path(path, part)
+    return path
+
+
+def _config_error(exc: ValidationError) -> ConfigError:
+    error = exc.errors(include_url=False)[0]
+    loc: list[str | int] = list(error["loc"])
+    ctx = error.get("ctx") or {}
+    if error["type"] == "quantity" and "resource" in ctx:
+        loc.append(str(ctx["resource"]))
+    if error["type"] == "extra_forbidden":
+        reason = f"unknown field {str(loc[-1])!r}"
+    elif error["type"] == "missing":
+        reason = "required field is missing"
+    elif error["type"] == "quantity":
+        reason = str(ctx.get("reason", error["msg"]))
+    else:
+        shown = repr(error.get("input"))
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        reason = f"{error['msg']} (got {shown})"
+    return ConfigError(reason, _format_loc(loc))

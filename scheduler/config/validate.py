@@ -1,0 +1,505 @@
+"""The semantic checks of YuniKorn's ``configvalidator.go``, run once the schema has passed.
+
+Every failure raises :class:`~scheduler.errors.ConfigError` whose ``path``
+locates the offending value
+(``partitions[0].queues[0].queues[1].resources.max.memory``). The checks also
+normalise the config in place, as YuniKorn does.
+
+Two rules of the seed are *not* enforced because YuniKorn dropped them: the
+seed wants the same queue to sit at the same place in every partition and a
+queue name to be unique in a whole hierarchy; YuniKorn validates every
+partition on its own and only requires unique names among siblings (its docs:
+``root.testqueue`` and ``root.parent.testqueue`` may coexist).
+
+Where a check follows YuniKorn behaviour that the seed does not state, the
+docstring of that check says so in one line starting with "YuniKorn:".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Final
+
+from scheduler.errors import ConfigError
+
+from ..si import DEFAULT_PARTITION
+from .acl import GROUP_NAME_RE, USER_NAME_RE, WILDCARD, parse_acl
+from .models import (
+    APPLICATION_SORT_POLICIES,
+    APPLICATION_SORT_POLICY,
+    NODE_SORT_POLICIES,
+    QUEUE_NAME_RE,
+    ROOT_QUEUE,
+    LimitConfig,
+    PartitionConfig,
+    PlacementRuleConfig,
+    QueueConfig,
+    SchedulerConfig,
+)
+from .paths import key_path
+
+_RULE_NAME_RE: Final = re.compile(r"[_a-zA-Z][a-zA-Z0-9_]*")
+_REGEXP_SPECIAL_RE: Final = re.compile(r"[\^$*+?()\[{}|]")
+
+
+def validate(config: SchedulerConfig) -> None:
+    """Run every semantic check, normalising the config in place on the way."""
+    if not config.partitions:
+        raise ConfigError("at least one partition must be defined", "partitions")
+    seen: set[str] = set()
+    for index, partition in enumerate(config.partitions):
+        path = f"partitions[{index}]"
+        _normalise_partition_name(partition)
+        if partition.name.lower() in seen:
+            raise ConfigError(f"duplicate partition name {partition.name!r}", f"{path}.name")
+        seen.add(partition.name.lower())
+        _PartitionChecker(partition, path).run()
+
+
+def _normalise_partition_name(partition: PartitionConfig) -> None:
+    """YuniKorn: an empty name, or "default" in any case, is the partition ``default``."""
+    if partition.name == "" or partition.name.lower() == DEFAULT_PARTITION:
+        partition.name = DEFAULT_PARTITION
+
+
+def _fits(limit: Mapping[str, int], value: Mapping[str, int]) -> str | None:
+    """The first type where ``value`` exceeds ``limit``; types ``limit`` lacks are unlimited."""
+    for name, quantity in value.items():
+        if name in limit and quantity > limit[name]:
+            return name
+    return None
+
+
+def _min_permissive(left: Mapping[str, int], right: Mapping[str, int] | None) -> dict[str, int]:
+    out = dict(left)
+    for name, quantity in (right or {}).items():
+        out[name] = min(quantity, out[name]) if name in out else quantity
+    return out
+
+
+class _PartitionChecker:
+    """The checks of one partition; ``paths`` maps each queue to its place in the document."""
+
+    def __init__(self, partition: PartitionConfig, path: str) -> None:
+        self.partition = partition
+        self.path = path
+        self.paths: dict[int, str] = {}
+
+    def run(self) -> None:
+        self.check_structure()
+        root = self.partition.root
+        self.check_queues(root)
+        self.check_resources(root, None)
+        self.check_placement_rules()
+        self.check_limit_list(self.partition.limits, f"{self.path}.limits", root)
+        self.check_node_sort_policy()
+        self.check_max_applications(root)
+        self.check_limit_hierarchy(root, {}, {}, {}, {})
+
+    def qpath(self, queue: QueueConfig) -> str:
+        return self.paths[id(queue)]
+
+    # -- structure ---------------------------------------------------------
+
+    def check_structure(self) -> None:
+        """Exactly one top-level queue, ``root`` (a parent), which sets no resources.
+
+        YuniKorn: when the top level is not a single ``root`` queue (several
+        queues, one other queue, or an empty list) a root queue is inserted
+        above them, so YuniKorn's own example files load; ``root`` matches in
+        any case and is stored as ``root``. (YuniKorn also rejects an explicitly
+        empty ``max: {}`` on root; here only a listed resource type is an error.)
+        """
+        part, path = self.partition, self.path
+        queues = part.queues
+        if len(queues) == 1 and queues[0].name.lower() == ROOT_QUEUE:
+            root = queues[0]
+            root.name = ROOT_QUEUE
+            self.paths[id(root)] = f"{path}.queues[0]"
+            children = f"{path}.queues[0].queues"
+            if root.resources.is_set:
+                where = "guaranteed" if root.resources.guaranteed else "max"
+                raise ConfigError(
+                    "the root queue must not set resource limits (its max is the partition's size)",
+                    f"{path}.queues[0].resources.{where}",
+                )
+        else:
+            root = QueueConfig(name=ROOT_QUEUE, queues=list(queues))
+            part.queues = [root]
+            self.paths[id(root)] = f"{path}.queues"
+            children = f"{path}.queues"
+        root.parent = True
+        self._assign_paths(root, children)
+
+    def _assign_paths(self, queue: QueueConfig, children: str) -> None:
+        for index, child in enumerate(queue.queues):
+            child_path = f"{children}[{index}]"
+            self.paths[id(child)] = child_path
+            self._assign_paths(child, f"{child_path}.queues")
+
+    # -- names, ACLs, properties, per-queue limits ---------------------------
+
+    def check_queues(self, queue: QueueConfig) -> None:
+        """ACL syntax, sort policy, limits, child names (unique ignoring case); marks parents."""
+        path = self.qpath(queue)
+        for key in ("adminacl", "submitacl"):
+            try:
+                parse_acl(getattr(queue, key))
+            except ConfigError as exc:
+                raise ConfigError(exc.reason, f"{path}.{key}") from None
+        self.check_sort_policy(queue.properties, f"{path}.properties")
+        if queue.childtemplate is not None:
+            self.check_sort_policy(
+                queue.childtemplate.properties, f"{path}.childtemplate.properties"
+            )
+        self.check_limit_list(queue.limits, f"{path}.limits", queue)
+        siblings: set[str] = set()
+        for child in queue.queues:
+            child_path = self.qpath(child)
+            self.check_queue_name(child.name, f"{child_path}.name")
+            if child.name.lower() in siblings:
+                raise ConfigError(
+                    f"duplicate queue name {child.name!r} below {queue.name!r} "
+                    "(names are compared ignoring case)",
+                    f"{child_path}.name",
+                )
+            siblings.add(child.name.lower())
+        if queue.queues:
+            queue.parent = True
+        for child in queue.queues:
+            self.check_queues(child)
+
+    @staticmethod
+    def check_queue_name(name: str, path: str) -> None:
+        """YuniKorn 1.6+: 1-64 characters of ``a-z A-Z 0-9 _ - : # / @``; never a dot."""
+        if "." in name:
+            raise ConfigError(
+                f"invalid queue name {name!r}: a dot separates queues in a path", path
+            )
+        if not QUEUE_NAME_RE.fullmatch(name):
+            raise ConfigError(
+                f"invalid queue name {name!r}: use 1 to 64 characters from a-z A-Z 0-9 _ - : # / @",
+                path,
+            )
+
+    @staticmethod
+    def check_sort_policy(properties: Mapping[str, str], path: str) -> None:
+        """``application.sort.policy`` is fifo, fair or stateaware in any case (empty is fifo)."""
+        value = properties.get(APPLICATION_SORT_POLICY, "")
+        if value.lower() not in ("", *APPLICATION_SORT_POLICIES):
+            raise ConfigError(
+                f"unknown application sort policy {value!r} "
+                f"(known: {', '.join(APPLICATION_SORT_POLICIES)})",
+                key_path(path, APPLICATION_SORT_POLICY),
+            )
+
+    # -- resources -----------------------------------------------------------
+
+    def check_resources(
+        self, queue: QueueConfig, parent_max: dict[str, int] | None
+    ) -> dict[str, int]:
+        """Guaranteed <= max; max <= the ancestors' max; children's guarantees fit.
+
+        YuniKorn: a child's max is compared with the smallest max set on any
+        ancestor per type; the sum of the children's guarantees (a child without
+        one counts its own children's sum) must fit the parent's guaranteed and
+        effective max for the types those define; an all-zero guaranteed is unset.
+        Returns the guarantee this queue contributes to its parent's sum.
+        """
+        path = self.qpath(queue)
+        guaranteed, maximum = queue.resources.guaranteed, queue.resources.max
+        over = _fits(maximum, guaranteed)
+        if over is not None:
+            raise ConfigError(
+                f"guaranteed {over} {guaranteed[over]} is larger than max {maximum[over]}",
+                key_path(f"{path}.resources.guaranteed", over),
+            )
+        if parent_max is not None:
+            over = _fits(parent_max, maximum)
+            if over is not None:
+                raise ConfigError(
+                    f"max {over} {maximum[over]} is larger than the max {parent_max[over]} "
+                    "set on a parent queue",
+                    key_path(f"{path}.resources.max", over),
+                )
+        effective_max = _min_permissive(maximum, parent_max)
+        children_sum: dict[str, int] = {}
+        for child in queue.queues:
+            for name, quantity in self.check_resources(child, effective_max).items():
+                children_sum[name] = children_sum.get(name, 0) + quantity
+        over = _fits(guaranteed, children_sum)
+        if over is not None:
+            raise ConfigError(
+                f"the children's guaranteed {over} add up to {children_sum[over]}, "
+                f"more than this queue's guaranteed {guaranteed[over]}",
+                key_path(f"{path}.resources.guaranteed", over),
+            )
+        over = _fits(effective_max, children_sum)
+        if over is not None:
+            where = key_path(f"{path}.resources.max", over) if over in maximum else f"{path}.queues"
+            raise ConfigError(
+                f"the children's guaranteed {over} add up to {children_sum[over]}, "
+                f"more than this queue's max {effective_max[over]}",
+                where,
+            )
+        if any(guaranteed.values()):
+            return dict(guaranteed)
+        return children_sum
+
+    # -- maxapplications -----------------------------------------------------
+
+    def check_max_applications(self, queue: QueueConfig) -> None:
+        """A child's maxapplications is at most its parent's.
+
+        YuniKorn: once a parent sets maxapplications every child must set one
+        too (an unset child, 0, is an error), not only when both are set.
+        """
+        for child in queue.queues:
+            if queue.maxapplications and (
+                child.maxapplications == 0 or child.maxapplications > queue.maxapplications
+            ):
+                state = (
+                    "is not set" if child.maxapplications == 0 else f"is {child.maxapplications}"
+                )
+                raise ConfigError(
+                    f"maxapplications {state}; it must be between 1 and the parent's "
+                    f"{queue.maxapplications}",
+                    f"{self.qpath(child)}.maxapplications",
+                )
+            self.check_max_applications(child)
+
+    # -- limits --------------------------------------------------------------
+
+    def check_limit_list(self, limits: list[LimitConfig], path: str, queue: QueueConfig) -> None:
+        """User/group limits of one queue (or of the partition, checked against root).
+
+        YuniKorn: names must be valid or ``*``; a name may appear once per list;
+        no named entry after a wildcard; a group wildcard needs a named group
+        before it; a limit sets maxapplications or non-zero maxresources, within
+        the queue's own maxapplications and max (not checked for root).
+        """
+        users: set[str] = set()
+        groups: set[str] = set()
+        for index, limit in enumerate(limits):
+            lpath = f"{path}[{index}]"
+            if not limit.users and not limit.groups:
+                raise ConfigError("a limit must name at least one user or group", lpath)
+            self._check_limit_names(limit.users, f"{lpath}.users", users, USER_NAME_RE, "user")
+            self._check_limit_names(limit.groups, f"{lpath}.groups", groups, GROUP_NAME_RE, "group")
+            if groups == {WILDCARD}:
+                raise ConfigError(
+                    "a wildcard group limit needs a limit for a named group before it",
+                    f"{lpath}.groups",
+                )
+            if limit.maxresources and not any(limit.maxresources.values()):
+                raise ConfigError(
+                    "maxresources sets every resource type to zero", f"{lpath}.maxresources"
+                )
+            if limit.maxapplications == 0 and not limit.maxresources:
+                raise ConfigError("a limit must set maxapplications or maxresources", lpath)
+            if queue.maxapplications and limit.maxapplications > queue.maxapplications:
+                raise ConfigError(
+                    f"maxapplications {limit.maxapplications} is larger than the queue's "
+                    f"maxapplications {queue.maxapplications}",
+                    f"{lpath}.maxapplications",
+                )
+            if queue.name != ROOT_QUEUE:
+                over = _fits(queue.resources.max, limit.maxresources)
+                if over is not None:
+                    raise ConfigError(
+                        f"maxresources {over} {limit.maxresources[over]} is larger than the "
+                        f"queue's max {queue.resources.max[over]}",
+                        key_path(f"{lpath}.maxresources", over),
+                    )
+
+    @staticmethod
+    def _check_limit_names(
+        names: list[str], path: str, seen: set[str], pattern: re.Pattern[str], kind: str
+    ) -> None:
+        for index, name in enumerate(names):
+            npath = f"{path}[{index}]"
+            if name != WILDCARD and not pattern.fullmatch(name):
+                raise ConfigError(f"invalid {kind} name {name!r} in limit", npath)
+            if name in seen:
+                raise ConfigError(f"{kind} {name!r} already has a limit in this list", npath)
+            if WILDCARD in seen:
+                raise ConfigError(
+                    f"{kind} {name!r} comes after the wildcard {kind} limit, "
+                    "which must be the last",
+                    npath,
+                )
+            seen.add(name)
+
+    def check_limit_hierarchy(
+        self,
+        queue: QueueConfig,
+        user_res: dict[str, dict[str, int]],
+        group_res: dict[str, dict[str, int]],
+        user_apps: dict[str, int],
+        group_apps: dict[str, int],
+    ) -> None:
+        """A user's or group's limit on a queue stays within its limits on ancestor queues.
+
+        YuniKorn: resources compare per type where both set one; an ancestor's
+        non-zero maxapplications requires a non-zero, not larger, value below.
+        """
+        path = self.qpath(queue)
+        own_user_res, own_group_res = dict(user_res), dict(group_res)
+        own_user_apps, own_group_apps = dict(user_apps), dict(group_apps)
+        for index, limit in enumerate(queue.limits):
+            lpath = f"{path}.limits[{index}]"
+            for names, kind, res_map, apps_map, parent_res, parent_apps in (
+                (limit.users, "user", own_user_res, own_user_apps, user_res, user_apps),
+                (limit.groups, "group", own_group_res, own_group_apps, group_res, group_apps),
+            ):
+                for name in names:
+                    above = parent_res.get(name)
+                    if above is not None:
+                        over = _fits(above, limit.maxresources)
+                        if over is not None:
+                            raise ConfigError(
+                                f"{kind} {name!r} maxresources {over} "
+                                f"{limit.maxresources[over]} is larger than "
+                                f"{above[over]} set on a parent queue",
+                                key_path(f"{lpath}.maxresources", over),
+                            )
+                    res_map[name] = _min_permissive(limit.maxresources, above)
+                    above_apps = parent_apps.get(name)
+                    if above_apps:
+                        if limit.maxapplications == 0 or limit.maxapplications > above_apps:
+                            raise ConfigError(
+                                f"{kind} {name!r} maxapplications {limit.maxapplications} "
+                                f"must be between 1 and {above_apps} set on a parent queue",
+                                f"{lpath}.maxapplications",
+                            )
+                        apps_map[name] = min(limit.maxapplications, above_apps)
+                    else:
+                        apps_map[name] = limit.maxapplications
+        for child in queue.queues:
+            self.check_limit_hierarchy(
+                child, own_user_res, own_group_res, own_user_apps, own_group_apps
+            )
+
+    # -- placement rules -----------------------------------------------------
+
+    def check_placement_rules(self) -> None:
+        """Rule syntax, then each rule chain's fixed queue path against the hierarchy.
+
+        YuniKorn: a chain whose fixed part names a configured queue must end at
+        a leaf (or at a parent when a dynamic rule follows); a missing queue
+        needs ``create: true`` and can never be created below a leaf.
+        """
+        for index, rule in enumerate(self.partition.placementrules):
+            self._check_rule_syntax(rule, f"{self.path}.placementrules[{index}]")
+        for index, rule in enumerate(self.partition.placementrules):
+            self._check_rule_target(index, rule)
+
+    def _check_rule_syntax(self, rule: PlacementRuleConfig, path: str) -> None:
+        if not _RULE_NAME_RE.fullmatch(rule.name):
+            raise ConfigError(
+                f"invalid placement rule name {rule.name!r}: it must be an identifier",
+                f"{path}.name",
+            )
+        if rule.parent is not None:
+            self._check_rule_syntax(rule.parent, f"{path}.parent")
+        kind = rule.filter.type
+        if kind and kind.lower() not in ("allow", "deny"):
+            raise ConfigError(
+                f"invalid filter type {kind!r}: use allow or deny (empty means allow)",
+                f"{path}.filter.type",
+            )
+        for key, names, pattern in (
+            ("users", rule.filter.users, USER_NAME_RE),
+            ("groups", rule.filter.groups, GROUP_NAME_RE),
+        ):
+            if len(names) == 1 and not pattern.fullmatch(names[0]) and not _is_regexp(names[0]):
+                raise ConfigError(
+                    f"filter {key} entry {names[0]!r} is neither a valid name nor a "
+                    "regular expression",
+                    f"{path}.filter.{key}[0]",
+                )
+
+    def _check_rule_target(self, index: int, rule: PlacementRuleConfig) -> None:
+        chain: list[PlacementRuleConfig] = []
+        link: PlacementRuleConfig | None = rule
+        while link is not None:
+            chain.append(link)
+            link = link.parent
+        chain.reverse()
+        path = f"{self.path}.placementrules[{index}]"
+        described = "->".join(link.name for link in chain)
+        static, dynamic = "", False
+        for depth, link in enumerate(chain):
+            if link.name.lower() != "fixed":
+                dynamic = True
+                break
+            if link.value.lower() == ROOT_QUEUE or link.value.lower().startswith(ROOT_QUEUE + "."):
+                if static:
+                    value_path = path + ".parent" * (len(chain) - 1 - depth) + ".value"
+                    raise ConfigError(
+                        f"only the first fixed rule of a chain may name a full queue path "
+                        f"({link.value!r})",
+                        value_path,
+                    )
+                static = link.value
+            else:
+                static = f"{static or ROOT_QUEUE}.{link.value}"
+        if not static:
+            return
+        parts = static.lower().split(".")
+        problem = self._placement_problem(parts, rule.create, dynamic, self.partition.queues, None)
+        if problem:
+            raise ConfigError(f"placement rule #{index} ({described}) {problem}", path)
+
+    def _placement_problem(
+        self,
+        parts: list[str],
+        create: bool,
+        dynamic: bool,
+        queues: list[QueueConfig],
+        parent: QueueConfig | None,
+    ) -> str:
+        if not queues and parent is not None and not parent.is_parent:
+            return f"needs queues below the leaf queue {parent.name!r}"
+        match = next((queue for queue in queues if queue.name.lower() == parts[0]), None)
+        if match is None:
+            target = ".".join(parts)
+            return "" if create else f"references the missing queue {target!r} and create is false"
+        if len(parts) == 1:
+            if dynamic and not match.is_parent:
+                return f"adds dynamic queues below the leaf queue {match.name!r}"
+            if not dynamic and match.is_parent:
+                return f"places applications in the parent queue {match.name!r}, not a leaf"
+            return ""
+        return self._placement_problem(parts[1:], create, dynamic, match.queues, match)
+
+    # -- node sorting --------------------------------------------------------
+
+    def check_node_sort_policy(self) -> None:
+        """Type ``fair`` or ``binpacking`` (exact case; empty is fair); weights >= 0."""
+        policy, path = self.partition.nodesortpolicy, f"{self.path}.nodesortpolicy"
+        if policy.type == "":
+            policy.type = "fair"
+        if policy.type not in NODE_SORT_POLICIES:
+            raise ConfigError(
+                f"unknown node sort policy {policy.type!r} "
+                f"(known: {', '.join(NODE_SORT_POLICIES)})",
+                f"{path}.type",
+            )
+        for name, weight in policy.resourceweights.items():
+            if weight < 0:
+                raise ConfigError(
+                    f"negative resource weight {weight} for {name!r}",
+                    key_path(f"{path}.resourceweights", name),
+                )
+
+
+def _is_regexp(text: str) -> bool:
+    if not _REGEXP_SPECIAL_RE.search(text):
+        return False
+    try:
+        re.compile(text)
+    except re.error:
+        return False
+    return True

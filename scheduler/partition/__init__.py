@@ -1,0 +1,96 @@
+"""A partition: the state of one RM's partition and the flows that change it.
+
+Flows follow ``003_df6a88229d753a2b.txt`` ("Operations to add/remove app",
+"... remove allocations and add or remove asks", "... add, update or remove
+nodes", "Allocations") with the cache gone: every decision updates the one
+object model directly and in one step. Scheduling follows
+``004_3abbea6d8cd34e89.txt`` ("Implementation"); gang behaviour follows
+``001_77e2b1ca48512e76.txt``.
+
+:class:`Partition` is a thin facade: :class:`~.state.PartitionState` plus
+the entry points the API routes requests to. Each flow lives in its own
+module as plain functions over the state, layered so that none imports one
+above it:
+
+=================  ===============================================================
+``state``          maps, node order, reservations, per-call memos
+``eligibility``    may an application start, an ask be placed (quota, gang, parking)
+``reservations``   nodes kept for one ask
+``ledger``         what each allocation and ask counts where; ending allocations
+``queues``         the queue tree from the configuration, reload, drain, cleanup
+``appstate``       application transitions, their report and timers
+``asks``           the RM's asks and ask releases
+``apps``           submission, removal, and moving an application on
+``allocate``       placing one ask on a node, or reserving one
+``gang``           placeholder replacement and the placeholder timeout
+``releases``       the RM's releases and confirmations
+``nodes``          node registration (with recovery), updates, drain, removal
+``cycle``          the scheduling loop and the timers it fires
+=================  ===============================================================
+
+Nothing here assigns ``state``: objects move through ``CoreContext.fire``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import si
+from ..config import PartitionConfig
+from ..context import CoreContext
+from . import apps, asks, cycle, nodes, queues, releases
+from .state import PartitionState
+
+__all__ = ["Partition", "PartitionState"]
+
+
+class Partition(PartitionState):
+    """One partition of one RM (``004`` "Relations between Entities")."""
+
+    def __init__(self, core: CoreContext, rm_id: str, config: PartitionConfig) -> None:
+        super().__init__(core, rm_id, config.name)
+        queues.apply_config(self, config, initial=True)
+
+    # -- configuration ------------------------------------------------------
+    def apply_config(self, config: PartitionConfig) -> None:
+        """Hot reload: create, update and drain queues to match ``config``."""
+        queues.apply_config(self, config)
+
+    def check_update(self, config: PartitionConfig) -> None:
+        """Raise ``ConfigError`` for an update the running state can not take."""
+        queues.check_update(self, config)
+
+    def drain(self) -> None:
+        queues.drain(self)
+
+    def stop(self) -> None:
+        queues.stop(self)
+
+    # -- requests from the RM -------------------------------------------------
+    def add_application(self, req: si.AddApplicationRequest) -> None:
+        apps.add_application(self, req)
+
+    def remove_application(self, app_id: str) -> bool:
+        return apps.remove_application(self, app_id)
+
+    def add_ask(self, msg: si.AllocationAsk) -> None:
+        asks.add_ask(self, msg)
+
+    def release_asks(self, rel: si.AllocationAskRelease) -> None:
+        asks.release_asks(self, rel)
+
+    def release_allocations(self, rel: si.AllocationRelease) -> None:
+        releases.release_allocations(self, rel)
+
+    def add_node(self, info: si.NodeInfo) -> None:
+        nodes.add_node(self, info)
+
+    def update_node(self, info: si.NodeInfo) -> None:
+        nodes.update_node(self, info)
+
+    # -- the cycle --------------------------------------------------------------
+    def schedule(self) -> int:
+        return cycle.schedule(self)
+
+    def on_timer(self, kind: str, target: Any, token: int) -> None:
+        cycle.on_timer(self, kind, target, token)

@@ -1,0 +1,107 @@
+"""Placing one ask: find a node, allocate there, or reserve one (``004`` "Implementation").
+
+The node walk follows the partition's node order; predicates (``002``
+"Scheduler plugin") are asked for every candidate. An ask that fits no
+node's free room but fits some node's capacity reserves that node; one that
+fits no node at all is reported ``FAILED``.
+"""
+
+from __future__ import annotations
+
+from .. import resources as res
+from .. import si
+from ..objects import Allocation, Application, Ask, Node
+from . import appstate, ledger, reservations
+from .state import PartitionState
+
+SS = si.SchedulingState
+ET = si.EventRecordType
+
+
+def allocate(p: PartitionState, app: Application, ask: Ask, node: Node) -> Allocation:
+    """Bind one repeat of the ask to the node and report it to the RM."""
+    core = p.core
+    uuid = core.new_uuid(app.id, ask.key)
+    alloc = Allocation(uuid, app, ask.key, node, ask.resource, core.clock.now(),
+                       ask.placeholder, ask.task_group, ask.priority, ask.tags)
+    alloc.seq = core.next_seq()
+    ledger.bind(p, alloc)
+    box = core.outbox(p.rm_id)
+    box.allocated(alloc)
+    ledger.consume_repeat(p, app, ask)
+    if p.reservations:
+        reservations.cancel(p, app.id, ask.key)
+    if not ask.placeholder and app.LIFECYCLE.can(app.state, "run"):
+        appstate.fire_app(p, app, "run")
+    if ask.execution_timeout_ms > 0:
+        core.schedule_timer(ask.execution_timeout_ms / 1000.0, "execution", alloc,
+                            alloc.timer_token, p.timer_owner)
+    if ask.placeholder and not app.placeholder_timer_started:
+        appstate.start_placeholder_timer(p, app)
+    if ask.last_scheduling_state is not None and ask.last_scheduling_state != SS.SCHEDULED:
+        set_scheduling_state(p, ask, SS.SCHEDULED, f"allocated on node {node.id}")
+    if core.emit_events:
+        box.events.append((ET.REQUEST, uuid, app.id, f"allocated on node {node.id}",
+                           si.EventChangeType.ADD, int(core.clock.now() * 1e9)))
+    return alloc
+
+
+def find_node(p: PartitionState, app: Application, ask: Ask) -> Node | None:
+    """The first node in order with free room that passes predicates (not reserved for another)."""
+    r = ask.resource
+    if p.predicates is None and p.failed_shapes.covers(r):
+        return None
+    mine = (app.id, ask.key)
+    for node in p.node_order:
+        if node.reservation is not None and node.reservation != mine:
+            continue
+        if res.fits(r, node.available) and predicates(p, ask, node, True):
+            return node
+    return None
+
+
+def reserve_or_fail(p: PartitionState, app: Application, ask: Ask) -> None:
+    """No node has room: reserve the first that could ever hold the ask, or report FAILED."""
+    key = (app.id, ask.key)
+    if key in p.reservations:
+        set_scheduling_state(p, ask, SS.RESERVED, "waiting for the reserved node")
+        return
+    no_predicates = p.predicates is None
+    if no_predicates and p.unreservable.covers(ask.resource):
+        set_scheduling_state(p, ask, SS.FAILED, "no node can satisfy the ask")
+        return
+    for node in p.node_order:
+        if node.reservation is not None:
+            continue
+        if res.fits(ask.resource, res.sub(node.capacity, node.occupied)) and \
+                predicates(p, ask, node, False):
+            reservations.reserve(p, app, ask, node)
+            set_scheduling_state(p, ask, SS.RESERVED, f"reserved node {node.id}")
+            return
+    if no_predicates:
+        p.unreservable.add(ask.resource)
+    set_scheduling_state(p, ask, SS.FAILED, "no node can satisfy the ask")
+
+
+def predicates(p: PartitionState, ask: Ask, node: Node, allocate: bool) -> bool:
+    """The RM's predicates for this ask on this node; a callback that raises says no."""
+    if p.predicates is None:
+        return True
+    args = si.PredicatesArgs.model_construct(
+        allocation_key=ask.key, node_id=node.id, allocate=allocate)
+    try:
+        return bool(p.predicates(args))
+    except Exception as exc:  # a shim's bug must not break the cycle
+        p.core.event(p.rm_id, ET.NODE, node.id,
+                     f"predicates raised {type(exc).__name__}: {exc}", reference_id=ask.key)
+        return False
+
+
+def set_scheduling_state(
+    p: PartitionState, ask: Ask, state: si.SchedulingState, reason: str
+) -> None:
+    """Report an ask's container scheduling state to the RM when it changes (``002``)."""
+    if ask.last_scheduling_state == state:
+        return
+    ask.last_scheduling_state = state
+    p.core.outbox(p.rm_id).scheduling.append((ask.app.id, ask.key, state, reason))

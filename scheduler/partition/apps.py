@@ -1,0 +1,179 @@
+"""Applications: submission (placement, ACLs, gang admission), removal, and moving on.
+
+``003`` "Operations to add/remove app"; placement and ACLs follow YuniKorn
+(``scheduler.placement``); gang admission follows ``001`` "Application submit
+handling". :func:`after_release` moves an application on once what it waited
+for has been released (``001`` "Cleanup").
+"""
+
+from __future__ import annotations
+
+from statemachines.application import LIVE
+
+from .. import resources as res
+from .. import si
+from ..config import sort_policy
+from ..objects import Application, Queue
+from ..placement import Placement, QueueInfo, place, qualify
+from . import appstate, asks, ledger, queues
+from .state import PartitionState
+
+TT = si.TerminationType
+ET = si.EventRecordType
+
+
+def add_application(p: PartitionState, req: si.AddApplicationRequest) -> None:
+    app_id = req.application_id
+    existing = p.apps.get(app_id)
+    if existing is not None and existing.state in LIVE:
+        p.core.reject_app(p.rm_id, app_id, f"application {app_id} already exists "
+                          f"(state {existing.state})")
+        return
+    user, groups = req.ugi.user, list(req.ugi.groups)
+
+    def queue_info(path: str) -> QueueInfo | None:
+        queue = p.queues.get(path)
+        return None if queue is None else QueueInfo(queue.is_leaf)
+
+    placement = place(p.placement_rules, req.queue_name, user, groups, req.tags, queue_info)
+    path = placement.path if isinstance(placement, Placement) else qualify(req.queue_name)
+    app = Application(
+        app_id, p.name, None, path or req.queue_name, user, groups, p.core.next_seq(),
+        p.core.clock.now(), dict(req.tags), req.execution_timeout_milli_seconds,
+        req.placeholder_ask.as_dict() if req.placeholder_ask else None,
+    )
+    reason = (placement if isinstance(placement, str)
+              else check_submission(p, app, req, placement))
+    if existing is not None:
+        del p.apps[app_id]
+    p.apps[app_id] = app
+    if reason:
+        p.core.reject_app(p.rm_id, app_id, reason)
+        appstate.fire_app(p, app, "reject", reason)
+        appstate.start_app_timer(p, app, appstate.TERMINATED_RETENTION, "expire")
+        return
+    if isinstance(placement, Placement) and placement.create:
+        queues.create(p, placement.create)
+    queue = p.queues[path]
+    app.queue = queue
+    app.admission = (queue.sort_policy, tuple(
+        (q.path, dict(q.max)) for q in queue.ancestry() if q.max is not None))
+    queue.apps[app_id] = app
+    p.core.outbox(p.rm_id).app_accepted(app_id)
+    p.core.event(p.rm_id, ET.APP, app_id, f"added to queue {path}", si.EventChangeType.ADD)
+
+
+def check_submission(
+    p: PartitionState, app: Application, req: si.AddApplicationRequest, placement: Placement
+) -> str:
+    """Why the application can not be accepted, or an empty string.
+
+    For a queue a placement rule will create, the checks run against its
+    nearest existing ancestor: the new queue has no ACL, quota or policy
+    of its own and inherits the ancestor's properties.
+    """
+    if p.state != "Active":
+        return f"partition {p.name} is {p.state.lower()}"
+    path = placement.path
+    if placement.create:
+        queue = p.queues.get(path.rsplit(".", len(placement.create))[0])
+        if queue is None or queue.is_leaf:
+            return f"queue {path} can not be created here"
+    else:
+        queue = p.queues.get(path)
+        if queue is None:
+            return f"queue {path} does not exist"
+        if not queue.is_leaf:
+            return f"queue {path} is a parent queue; applications go to leaf queues"
+    for q in queue.ancestry():
+        if q.state != "Active":
+            return f"queue {q.path} is {q.state.lower()}"
+    if not acl_allows(queue, app.user, app.groups):
+        return f"user {app.user!r} is not allowed to submit to queue {path}"
+    style = req.gang_scheduling_style or "Soft"
+    if style not in ("Hard", "Soft"):
+        return f"gang scheduling style {req.gang_scheduling_style!r} is not Hard or Soft"
+    app.gang_style = style
+    if res.any_positive(app.placeholder_ask):
+        policy = queue.sort_policy
+        limits = [(q.path, q.max) for q in queue.ancestry() if q.max is not None]
+        template = queue.child_template if len(placement.create) == 1 else None
+        if template is not None:
+            policy = sort_policy({**queue.properties, **template.properties})
+            if template.resources.max:
+                limits.insert(0, (path, dict(template.resources.max)))
+        if policy == "fair":
+            return (f"queue {path} sorts applications fair; gang applications need "
+                    "fifo or stateaware (001 'Handling queue with a FAIR sort policy')")
+        for where, mx in limits:
+            if not res.fits_with(app.placeholder_ask, {}, mx):
+                return (f"placeholder ask {res.to_str(app.placeholder_ask)} is larger than "
+                        f"the max {res.to_str(mx)} of queue {where}")
+    return ""
+
+
+def acl_allows(queue: Queue, user: str, groups: list[str]) -> bool:
+    """YuniKorn: the leaf or any ancestor granting submit or admin access is enough."""
+    for q in queue.ancestry():
+        for acl in (q.submitacl, q.adminacl):
+            if acl is not None and acl.allows(user, groups):
+                return True
+    return False
+
+
+def remove_application(p: PartitionState, app_id: str) -> bool:
+    """The RM removes an application: its asks and allocations go, the RM is told."""
+    app = p.apps.get(app_id)
+    if app is None:
+        return False
+    for ask in list(app.pending_asks.values()):
+        asks.drop_ask(p, ask, "application removed")
+    for alloc in list(app.allocations.values()):
+        ledger.remove_allocation(p, alloc, "stop")
+        ledger.report_release(p, alloc, TT.STOPPED_BY_RM, "application removed by the RM")
+    if app.queue is not None:
+        app.queue.apps.pop(app.id, None)
+    app.timer_token += 1
+    del p.apps[app_id]
+    ledger.update_running_count(p, app)
+    p.core.event(p.rm_id, ET.APP, app_id, "removed by the RM", si.EventChangeType.REMOVE)
+    queues.cleanup(p)
+    return True
+
+
+def finish(p: PartitionState, app: Application, trigger: str) -> None:
+    """Leave the queue for a terminal state; the record expires after the retention."""
+    appstate.fire_app(p, app, trigger)
+    if app.queue is not None:
+        app.queue.apps.pop(app.id, None)
+    for ask in list(app.asks.values()):
+        asks.drop_ask(p, ask, f"application {app.state.lower()}")
+    appstate.start_app_timer(p, app, appstate.TERMINATED_RETENTION, "expire")
+    queues.cleanup(p)
+
+
+def after_release(p: PartitionState, app: Application) -> None:
+    """Move the application on once what it waited for has been released.
+
+    Failing ends in Failed when nothing is allocated any more; Resuming goes
+    back to Accepted when its placeholders are gone; Completing whose timeout
+    already fired ends in Completed when its leftover placeholders are gone
+    (``001`` "Cleanup"); otherwise an application with nothing pending and
+    no real allocation starts waiting.
+    """
+    if p.apps.get(app.id) is not app:
+        return
+    if app.state == "Failing":
+        if not app.allocations:
+            finish(p, app, "kill")
+    elif app.state == "Resuming":
+        if not app.has_placeholders():
+            appstate.fire_app(p, app, "accept", "placeholders released, scheduling as normal")
+            app.placeholder_timer_started = False
+            app.placeholder_token += 1
+            appstate.maybe_wait(p, app)
+    elif app.state == "Completing":
+        if app.completing_timed_out and not app.allocations:
+            finish(p, app, "complete")
+    else:
+        appstate.maybe_wait(p, app)

@@ -1,0 +1,138 @@
+"""Asks: the RM's new and updated asks, their removal, and the placeholder-size rule.
+
+``003`` "ask add" / "ask delete": an ask with a known key is an update; the
+RM's ``AllocationAskRelease`` removes asks and is confirmed back. ``001``
+"Total placeholder size": placeholders may not ask for more than the
+application's ``placeholderAsk``.
+"""
+
+from __future__ import annotations
+
+from statemachines.application import TAKES_ASKS
+
+from .. import resources as res
+from .. import si
+from ..objects import Application, Ask
+from ..resources import Resource
+from . import appstate, ledger, reservations
+from .state import PartitionState
+
+TT = si.TerminationType
+ET = si.EventRecordType
+
+
+def add_ask(p: PartitionState, msg: si.AllocationAsk) -> None:
+    app = p.apps.get(msg.application_id)
+    reason = ""
+    if app is None:
+        reason = f"application {msg.application_id} is not known in partition {p.name}"
+    elif app.state not in TAKES_ASKS:
+        reason = f"application {app.id} is {app.state.lower()}"
+    resource = msg.resource_ask.as_dict()
+    if not reason and not res.any_positive(resource):
+        reason = "the ask requests no resources"
+    existing = app.asks.get(msg.allocation_key) if app is not None else None
+    allocated_before = existing.allocated_count if existing is not None else 0
+    if not reason and existing is not None and existing.parked_on:
+        reason = (f"ask {msg.allocation_key} is waiting for placeholder "
+                  f"{existing.parked_on} to be released and can not be changed now")
+    if not reason and msg.max_allocations <= allocated_before:
+        reason = (f"maxAllocations {msg.max_allocations} is not above the "
+                  f"{allocated_before} repeats of ask {msg.allocation_key} already allocated")
+    if not reason and app is not None and msg.placeholder and msg.task_group_name:
+        reason = check_placeholder_room(app, msg, resource, allocated_before)
+    if reason or app is None:
+        p.core.reject_ask(p.rm_id, msg.application_id, msg.allocation_key, reason)
+        if app is not None:
+            # 002 "Lifecycle of AllocationAsk": Initial -> Rejected, "Rejected by Scheduler".
+            refused = Ask(app, msg.allocation_key, resource, msg.max_allocations, msg.priority,
+                          p.core.next_seq(), p.core.clock.now())
+            p.core.fire(refused, "reject", p.rm_id, app.id)
+        return
+    ask = Ask(
+        app, msg.allocation_key, resource, msg.max_allocations, msg.priority,
+        p.core.next_seq(), p.core.clock.now(), msg.execution_timeout_milli_seconds,
+        dict(msg.tags), msg.task_group_name, msg.placeholder, msg.originator,
+    )
+    if existing is not None:
+        drop_ask(p, existing, "replaced by an update from the RM")
+    p.core.fire(ask, "ask", p.rm_id, app.id)
+    ask.max_allocations = msg.max_allocations
+    ask.allocated_count = allocated_before
+    ask.pending_repeats = msg.max_allocations - allocated_before
+    ledger.add_pending(app, ask)
+    if ask.placeholder:
+        # The gang's real asks wait for its placeholders again: free their nodes.
+        reservations.cancel_app(p, app, real_only=True)
+    if app.state == "New":
+        appstate.fire_app(p, app, "accept")
+    elif app.state == "Completing":
+        appstate.fire_app(p, app, "run")
+
+
+def check_placeholder_room(
+    app: Application, msg: si.AllocationAsk, resource: Resource, allocated_before: int
+) -> str:
+    """Placeholders may not ask for more than the application's ``placeholderAsk``.
+
+    ``001`` "Total placeholder size": the placeholderAsk is the total all
+    task group members will request; keeping every placeholder within it
+    keeps the submission-time quota check meaningful.
+    """
+    if not res.any_positive(app.placeholder_ask):
+        return "a placeholder ask needs a placeholderAsk on its application"
+    wanted = dict(app.placeholder_allocated)
+    for k in app.pending_asks.values():
+        if k.placeholder and k.key != msg.allocation_key:
+            res.add_into(wanted, res.multiply(k.resource, k.pending_repeats))
+    res.add_into(wanted, res.multiply(resource, msg.max_allocations - allocated_before))
+    if not res.fits(wanted, app.placeholder_ask):
+        return (f"placeholders would request {res.to_str(wanted)}, more than the "
+                f"application's placeholderAsk {res.to_str(app.placeholder_ask)}")
+    return ""
+
+
+def drop_ask(p: PartitionState, ask: Ask, why: str) -> None:
+    """Take a pending ask out of every account and reject it."""
+    app = ask.app
+    if ask.state == "Pending":
+        ledger.remove_pending(app, ask)
+        p.core.fire(ask, "reject", p.rm_id, app.id)
+    reservations.cancel(p, app.id, ask.key)
+    if ask.parked_on:
+        placeholder = app.allocations.get(ask.parked_on)
+        if placeholder is not None and placeholder.replacing_key == ask.key:
+            placeholder.replacing_key = ""
+        ask.parked_on = ""
+    if app.asks.get(ask.key) is ask:
+        del app.asks[ask.key]
+    p.core.event(p.rm_id, ET.REQUEST, ask.key, why, si.EventChangeType.REMOVE, app.id)
+
+
+def release_asks(p: PartitionState, rel: si.AllocationAskRelease) -> None:
+    """RM-initiated ask removal (``002`` AllocationAskRelease), confirmed back."""
+    app = p.apps.get(rel.application_id)
+    if rel.termination_type != TT.STOPPED_BY_RM:
+        p.core.event(p.rm_id, ET.REQUEST, rel.allocation_key or rel.application_id,
+                     f"ask release {rel.termination_type.name} acknowledged, "
+                     "nothing to do", reference_id=rel.application_id)
+        return
+    if app is None:
+        p.core.event(p.rm_id, ET.APP, rel.application_id,
+                     "ask release for an unknown application ignored")
+        return
+    if rel.allocation_key:
+        ask = app.asks.get(rel.allocation_key)
+        asks = [ask] if ask is not None else []
+    else:
+        asks = list(app.asks.values())
+    if not asks:
+        p.core.event(p.rm_id, ET.REQUEST, rel.allocation_key,
+                     "ask release for an unknown ask ignored", reference_id=app.id)
+        return
+    box = p.core.outbox(p.rm_id)
+    for ask in asks:
+        drop_ask(p, ask, "released by the RM")
+        box.ask_released(p.name, app.id, ask.key, TT.STOPPED_BY_RM,
+                         rel.message or "ask released by the RM")
+    appstate.maybe_wait(p, app)

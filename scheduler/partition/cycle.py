@@ -1,0 +1,148 @@
+"""The scheduling cycle of one partition, and the timers it fires.
+
+``004`` "Implementation": sort queues, applications and nodes; skip requests
+that can not be satisfied and find the next; reserve against fragmentation.
+One allocation per step, then the walk starts again from the root so every
+sort sees the latest usage. Gang rules (``001``) decide which asks may go.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from statemachines.application import SCHEDULABLE
+
+from .. import resources as res
+from .. import si
+from ..objects import Allocation, Application, Queue
+from ..policies import ordered_apps, ordered_children
+from . import allocate, apps, appstate, eligibility, gang, ledger, reservations
+from .state import PartitionState
+
+TT = si.TerminationType
+SS = si.SchedulingState
+
+NOTHING, ALLOCATED, PROGRESS = 0, 1, 2
+
+
+def schedule(p: PartitionState) -> int:
+    """Allocate until nothing more fits right now; returns the allocations made.
+
+    Usage only grows during one call (releases are processed by API calls,
+    never in the middle of a cycle), so an ask that found no node, or no
+    queue headroom, is not tried again in the same call: this keeps a call
+    with many unschedulable asks linear instead of quadratic.
+    """
+    if p.state == "Stopped":
+        return 0
+    p.reset_memos()
+    count = allocate_reserved(p)
+    while True:
+        step = try_allocate(p, p.root)
+        if step == NOTHING:
+            return count
+        if step == ALLOCATED:
+            count += 1
+
+
+def allocate_reserved(p: PartitionState) -> int:
+    """Place reserved asks whose node has room now; drop reservations that no longer hold."""
+    count = 0
+    for (app_id, key), node in list(p.reservations.items()):
+        app = p.apps.get(app_id)
+        ask = app.asks.get(key) if app is not None else None
+        if app is None or ask is None or not reservations.still_valid(p, ask, node):
+            reservations.cancel(p, app_id, key)
+            continue
+        if (res.fits(ask.resource, node.available) and eligibility.can_start(app)
+                and eligibility.headroom(app, ask) and allocate.predicates(p, ask, node, True)):
+            allocate.allocate(p, app, ask, node)
+            count += 1
+    return count
+
+
+def try_allocate(p: PartitionState, queue: Queue) -> int:
+    """One step below ``queue``: ALLOCATED, PROGRESS (a replacement started) or NOTHING."""
+    if queue.is_leaf:
+        return try_leaf(p, queue)
+    for child in ordered_children(queue):
+        step = try_allocate(p, child)
+        if step != NOTHING:
+            return step
+    return NOTHING
+
+
+def try_leaf(p: PartitionState, queue: Queue) -> int:
+    failed = p.failed
+    exhausted = p.exhausted
+    for app in ordered_apps(queue, p.capacity):
+        if app.state not in SCHEDULABLE or app.id in exhausted:
+            continue
+        if not eligibility.can_start(app):
+            for ask in app.pending_asks.values():
+                allocate.set_scheduling_state(p, ask, SS.SKIPPED,
+                                              "maxapplications reached on the queue path")
+            continue
+        # 001 "Scheduler logic changes": real asks wait until every placeholder
+        # ask of the application is allocated ("ignored as a safety precaution").
+        gang_pending = eligibility.gang_waiting(app)
+        for ask in list(app.pending_asks.values()):
+            if ask.parked_on or (app.id, ask.key) in failed:
+                continue
+            if gang_pending and not ask.placeholder:
+                reservations.cancel(p, app.id, ask.key)
+                allocate.set_scheduling_state(p, ask, SS.SKIPPED, gang.WAITING_FOR_GANG)
+                continue
+            if ask.task_group and not ask.placeholder and app.placeholder_allocated \
+                    and gang.try_replace(p, app, ask):
+                return PROGRESS
+            if not eligibility.headroom(app, ask):
+                failed.add((app.id, ask.key))
+                allocate.set_scheduling_state(p, ask, SS.SKIPPED, "queue quota reached")
+                continue
+            if not res.fits(ask.resource, p.room_ceiling()):
+                failed.add((app.id, ask.key))
+                allocate.set_scheduling_state(p, ask, SS.FAILED,
+                                              "larger than any schedulable node can hold")
+                continue
+            node = allocate.find_node(p, app, ask)
+            if node is not None:
+                allocate.allocate(p, app, ask, node)
+                return ALLOCATED
+            failed.add((app.id, ask.key))
+            if p.predicates is None:
+                p.failed_shapes.add(ask.resource)
+            allocate.reserve_or_fail(p, app, ask)
+        # Nothing of this application can succeed again in this call.
+        exhausted.add(app.id)
+    return NOTHING
+
+
+def on_timer(p: PartitionState, kind: str, target: Any, token: int) -> None:
+    """A due timer of this partition (fired by the scheduler inside ``schedule()``).
+
+    A timer whose target is no longer this partition's object (removed,
+    replaced by a resync) or whose token moved on is ignored.
+    """
+    if kind == "execution":
+        alloc: Allocation = target
+        if alloc.timer_token == token and alloc.state == "Allocated" \
+                and p.allocations.get(alloc.uuid) is alloc:
+            ledger.core_release(p, alloc, TT.TIMEOUT, "execution timeout reached")
+        return
+    app: Application = target
+    if p.apps.get(app.id) is not app:
+        return
+    if kind == "placeholder":
+        if app.placeholder_token == token:
+            gang.placeholder_timeout(p, app)
+        return
+    if app.timer_token != token:
+        return
+    if kind == "complete" and app.state == "Completing":
+        app.completing_timed_out = True
+        gang.release_placeholders(p, app, "application completing: placeholder not used")
+        apps.after_release(p, app)
+    elif kind == "expire" and app.LIFECYCLE.can(app.state, "expire"):
+        appstate.fire_app(p, app, "expire")
+        del p.apps[app.id]

@@ -1,0 +1,45 @@
+"""Eligibility: whether an application or ask may be placed now, room aside.
+
+Read-only questions the cycle, reservations and gang replacement all ask:
+may the application start (``maxapplications`` on the path), does the ask fit
+the queue headroom (``max`` on the path), is a real ask held back by its
+gang's pending placeholders (``001`` "Scheduler logic changes"), and is the
+ask parked on a placeholder.
+"""
+
+from __future__ import annotations
+
+from statemachines.application import SCHEDULABLE
+
+from .. import resources as res
+from ..objects import Application, Ask
+
+
+def gang_waiting(app: Application) -> bool:
+    """``001``: real asks wait while the application has placeholder asks pending."""
+    return bool(app.placeholder_ask) and any(k.placeholder for k in app.pending_asks.values())
+
+
+def may_schedule(app: Application, ask: Ask) -> bool:
+    """Whether the cycle may place this ask at all right now (room aside)."""
+    return (app.state in SCHEDULABLE and not ask.parked_on
+            and (ask.placeholder or not gang_waiting(app)))
+
+
+def can_start(app: Application) -> bool:
+    """``maxapplications``: an application not yet counted needs a free slot on its path."""
+    if app.counted_running or app.queue is None:
+        return True
+    return all(
+        q.max_applications <= 0 or q.running_apps < q.max_applications
+        for q in app.queue.ancestry()
+    )
+
+
+def headroom(app: Application, ask: Ask) -> bool:
+    """Whether one more repeat of the ask stays within every ``max`` on the queue path."""
+    r = ask.resource
+    for q in app.queue.ancestry() if app.queue else ():
+        if q.max is not None and not res.fits_with(r, q.allocated, q.max):
+            return False
+    return True

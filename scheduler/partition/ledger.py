@@ -1,0 +1,142 @@
+"""The ledger: what every allocation and ask counts, on which objects, and how it ends.
+
+An allocation counts on its node, its application (real or placeholder), every
+queue of the application's path and the partition's index; a pending ask's
+repeats count as pending on the application and the queue path. Binding,
+unbinding and ending an allocation happen here, always on every account at
+once (``003`` "Allocations": one update to application, queue and node), so
+no flow can count on one object and forget another.
+"""
+
+from __future__ import annotations
+
+from statemachines.application import LIVE, STARTED
+
+from .. import resources as res
+from .. import si
+from ..objects import Allocation, Application, Ask, Queue
+from .state import PartitionState
+
+
+def bind(p: PartitionState, alloc: Allocation) -> None:
+    """Count an allocation on node, application, queue path and partition."""
+    r = alloc.resource
+    node, app = alloc.node, alloc.app
+    node.allocations[alloc.uuid] = alloc
+    res.add_into(node.allocated, r)
+    res.sub_from(node.available, r)
+    p.node_order.update(node)
+    app.allocations[alloc.uuid] = alloc
+    res.add_into(app.placeholder_allocated if alloc.placeholder else app.allocated, r)
+    for q in app.queue.ancestry() if app.queue else ():
+        res.add_into(q.allocated, r)
+    p.allocations[alloc.uuid] = alloc
+    update_running_count(p, app)
+
+
+def unbind(p: PartitionState, alloc: Allocation) -> None:
+    """Take an allocation off every account ``bind`` put it on."""
+    r = alloc.resource
+    node, app = alloc.node, alloc.app
+    if node.allocations.pop(alloc.uuid, None) is not None:
+        res.sub_from(node.allocated, r)
+        node.recompute_available()
+        p.node_order.update(node)
+    if app.allocations.pop(alloc.uuid, None) is not None:
+        res.sub_from(app.placeholder_allocated if alloc.placeholder else app.allocated, r)
+        for q in app.queue.ancestry() if app.queue else ():
+            res.sub_from(q.allocated, r)
+            if q.over_quota_reason:
+                refresh_quota_flag(q, q.over_quota_reason)
+    p.allocations.pop(alloc.uuid, None)
+    alloc.timer_token += 1
+    update_running_count(p, app)
+
+
+def add_pending(app: Application, ask: Ask) -> None:
+    """Register a Pending ask's repeats on the application and its queue path."""
+    app.asks[ask.key] = ask
+    app.pending_asks[ask.sort_key] = ask
+    delta = res.multiply(ask.resource, ask.pending_repeats)
+    res.add_into(app.pending, delta)
+    for q in app.queue.ancestry() if app.queue else ():
+        res.add_into(q.pending, delta)
+
+
+def remove_pending(app: Application, ask: Ask) -> None:
+    """Take a Pending ask's remaining repeats off the application and its queue path."""
+    app.pending_asks.pop(ask.sort_key, None)
+    delta = res.multiply(ask.resource, ask.pending_repeats)
+    res.sub_from(app.pending, delta)
+    for q in app.queue.ancestry() if app.queue else ():
+        res.sub_from(q.pending, delta)
+    ask.pending_repeats = 0
+
+
+def consume_repeat(p: PartitionState, app: Application, ask: Ask) -> None:
+    """One repeat of a pending ask became an allocation: move it out of pending."""
+    r = ask.resource
+    res.sub_from(app.pending, r)
+    for q in app.queue.ancestry() if app.queue else ():
+        res.sub_from(q.pending, r)
+    ask.pending_repeats -= 1
+    ask.allocated_count += 1
+    if ask.pending_repeats == 0:
+        del app.pending_asks[ask.sort_key]
+        p.core.fire(ask, "allocate", p.rm_id, app.id)
+
+
+def update_running_count(p: PartitionState, app: Application) -> None:
+    """Keep ``running_apps`` on the queue path for ``maxapplications``.
+
+    An application counts while it is tracked, live, and has started: it
+    holds allocations, or is Running or Completing (a completing
+    application may run again at any time, so it keeps its slot; YuniKorn
+    frees the slot on Completing and can then exceed the limit).
+    """
+    counts = (
+        p.apps.get(app.id) is app
+        and app.state in LIVE
+        and (bool(app.allocations) or app.state in STARTED)
+    )
+    if counts != app.counted_running and app.queue is not None:
+        delta = 1 if counts else -1
+        for q in app.queue.ancestry():
+            q.running_apps += delta
+        app.counted_running = counts
+
+
+def refresh_quota_flag(queue: Queue, reason: str) -> None:
+    """Flag (with why) or clear a queue whose usage sits above its ``max``."""
+    if queue.max is not None and not res.within(queue.allocated, queue.max):
+        if not queue.over_quota_reason:
+            queue.over_quota_reason = reason
+    else:
+        queue.over_quota_reason = ""
+
+
+def remove_allocation(p: PartitionState, alloc: Allocation, trigger: str) -> None:
+    """End an allocation through ``trigger`` and take it off every account."""
+    p.core.fire(alloc, trigger, p.rm_id, alloc.app.id)
+    unbind(p, alloc)
+    if alloc.replacing_key and trigger != "replace":
+        ask = alloc.app.asks.get(alloc.replacing_key)
+        if ask is not None and ask.parked_on == alloc.uuid:
+            ask.parked_on = ""
+
+
+def report_release(
+    p: PartitionState, alloc: Allocation, ttype: si.TerminationType, msg: str
+) -> None:
+    """Tell the RM about a release, in this call's ``AllocationResponse.released``."""
+    p.core.outbox(p.rm_id).released(p.name, alloc.app.id, alloc.uuid, alloc.ask_key, ttype, msg)
+
+
+def core_release(
+    p: PartitionState, alloc: Allocation, ttype: si.TerminationType, msg: str
+) -> None:
+    """Start a core-initiated release: mark it released and tell the RM (``001``)."""
+    p.core.fire(alloc, "release", p.rm_id, alloc.app.id)
+    alloc.release_type = ttype.value
+    alloc.release_count += 1
+    report_release(p, alloc, ttype, msg)

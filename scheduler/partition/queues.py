@@ -1,0 +1,146 @@
+"""The queue tree: built from the configuration, reloaded, drained and cleaned up.
+
+``004`` "Configurations & Semantics" gives the hierarchy; ``003`` "Update and
+Remove partition" the reload: queues no longer configured drain (no new
+applications) and go once empty; a queue configured again while draining is
+active again. Queues a placement rule creates are unmanaged: configuration
+updates leave them alone and they go once empty.
+"""
+
+from __future__ import annotations
+
+from .. import si
+from ..config import PartitionConfig, QueueConfig, parse_acl, sort_policy
+from ..errors import ConfigError
+from ..objects import Queue
+from . import ledger
+from .state import PartitionState
+
+
+def apply_config(p: PartitionState, config: PartitionConfig, initial: bool = False) -> None:
+    """Create, update and drain queues to match ``config`` (hot reload).
+
+    Quota and policy changes apply from the next scheduling cycle.
+    """
+    policy = config.nodesortpolicy
+    p.node_order.set_policy(policy.type or "fair", policy.resourceweights or None)
+    p.placement_rules = list(config.placementrules)
+    seen: set[str] = set()
+    p.configured_leaf = {}
+    _apply_queue(p, config.queues[0], None, seen)
+    if initial:
+        return
+    for path in [path for path in p.queues if path not in seen]:
+        queue = p.queues[path]
+        if queue.state == "Active" and queue.managed:
+            p.core.fire(queue, "remove", p.rm_id)
+    cleanup(p)
+    # A parent whose children all went becomes the leaf the configuration says.
+    for path, leaf in p.configured_leaf.items():
+        q = p.queues.get(path)
+        if q is not None and q.is_leaf != leaf and not q.children and not q.apps:
+            q.is_leaf = leaf
+
+
+def check_update(p: PartitionState, config: PartitionConfig) -> None:
+    """Refuse, before anything changes, an update the running state can not take.
+
+    A leaf queue that holds applications can not become a parent: its
+    applications would sit in a parent queue, which is never scheduled.
+    """
+    def walk(cfg: QueueConfig, prefix: str) -> None:
+        path = f"{prefix}.{cfg.name}" if prefix else cfg.name
+        queue = p.queues.get(path)
+        if queue is not None and queue.is_leaf and queue.apps and (cfg.queues or cfg.parent):
+            raise ConfigError(
+                f"queue {path} holds {len(queue.apps)} application(s) and can not become "
+                "a parent queue", f"partitions[{p.name}]")
+        for child in cfg.queues:
+            walk(child, path)
+
+    walk(config.queues[0], "")
+
+
+def _apply_queue(
+    p: PartitionState, cfg: QueueConfig, parent: Queue | None, seen: set[str]
+) -> None:
+    path = cfg.name if parent is None else f"{parent.path}.{cfg.name}"
+    is_leaf = not cfg.queues and not cfg.parent
+    queue = p.queues.get(path)
+    if queue is None:
+        queue = Queue(cfg.name, parent, is_leaf)
+        p.queues[path] = queue
+        if parent is not None:
+            parent.children[cfg.name] = queue
+    elif queue.state == "Draining":
+        p.core.fire(queue, "start", p.rm_id)
+    queue.managed = True
+    if queue.is_leaf != is_leaf and not queue.apps and not queue.children:
+        queue.is_leaf = is_leaf
+    p.configured_leaf[path] = is_leaf
+    seen.add(path)
+    queue.max = dict(cfg.resources.max) if cfg.resources.max else None
+    queue.guaranteed = dict(cfg.resources.guaranteed) if cfg.resources.guaranteed else None
+    queue.max_applications = cfg.maxapplications
+    # YuniKorn: properties are inherited by child queues unless overridden.
+    inherited = dict(parent.properties) if parent is not None else {}
+    queue.properties = {**inherited, **cfg.properties}
+    queue.sort_policy = sort_policy(queue.properties)
+    queue.child_template = cfg.childtemplate
+    queue.submitacl = parse_acl(cfg.submitacl) if cfg.submitacl is not None else None
+    queue.adminacl = parse_acl(cfg.adminacl) if cfg.adminacl is not None else None
+    ledger.refresh_quota_flag(queue, "max lowered by a configuration update")
+    for child in cfg.queues:
+        _apply_queue(p, child, queue, seen)
+
+
+def create(p: PartitionState, paths: tuple[str, ...]) -> None:
+    """Create the unmanaged queues a placement rule asked for (top first; last = leaf)."""
+    for i, path in enumerate(paths):
+        parent_path, _, name = path.rpartition(".")
+        parent = p.queues[parent_path]
+        is_leaf = i == len(paths) - 1
+        queue = Queue(name, parent, is_leaf)
+        queue.managed = False
+        queue.properties = dict(parent.properties)
+        template = parent.child_template
+        if is_leaf and template is not None:
+            # YuniKorn: a parent's childtemplate configures the leaves created below it.
+            queue.properties.update(template.properties)
+            queue.max = dict(template.resources.max) or None
+            queue.guaranteed = dict(template.resources.guaranteed) or None
+            queue.max_applications = template.maxapplications
+        queue.sort_policy = sort_policy(queue.properties)
+        parent.children[name] = queue
+        p.queues[path] = queue
+        p.core.event(p.rm_id, si.EventRecordType.QUEUE, path, "created by a placement rule",
+                     si.EventChangeType.ADD)
+
+
+def cleanup(p: PartitionState) -> None:
+    """Remove draining and unmanaged queues that hold nothing any more (deepest first)."""
+    for path in sorted(p.queues, key=lambda path: -path.count(".")):
+        queue = p.queues[path]
+        if (queue.state == "Draining" or not queue.managed) and not queue.apps \
+                and not queue.children and queue.parent is not None:
+            p.core.fire(queue, "stop", p.rm_id)
+            del p.queues[path]
+            queue.parent.children.pop(queue.name, None)
+
+
+def stop(p: PartitionState) -> None:
+    """The owning RM left: the partition and its queues stop at once."""
+    for queue in p.queues.values():
+        if queue.state != "Stopped":
+            p.core.fire(queue, "stop", p.rm_id)
+    if p.state != "Stopped":
+        p.core.fire(p, "stop", p.rm_id)
+
+
+def drain(p: PartitionState) -> None:
+    """Removed from the configuration: no new applications or nodes."""
+    if p.state == "Active":
+        p.core.fire(p, "remove", p.rm_id)
+        for queue in p.queues.values():
+            if queue.state == "Active":
+                p.core.fire(queue, "remove", p.rm_id)

@@ -1,0 +1,72 @@
+"""The RM's ``AllocationRelease`` messages: its own releases and its confirmations.
+
+``STOPPED_BY_RM`` is the RM's own release: processed and confirmed with the
+same type. The core-initiated types are the RM's confirmation of a release
+the core sent: the allocation must be Releasing with that type; the core
+never confirms a confirmation (``001`` "AllocationRelease Response and
+Request"). A confirmed ``PLACEHOLDER_REPLACED`` completes the replacement.
+"""
+
+from __future__ import annotations
+
+from .. import si
+from ..objects import Application
+from . import apps, gang, ledger
+from .state import PartitionState
+
+TT = si.TerminationType
+ET = si.EventRecordType
+
+CONFIRM_TRIGGERS = {
+    TT.TIMEOUT: "expire",
+    TT.PREEMPTED_BY_SCHEDULER: "preempt",
+    TT.PLACEHOLDER_REPLACED: "replace",
+}
+
+
+def release_allocations(p: PartitionState, rel: si.AllocationRelease) -> None:
+    """One ``AllocationRelease`` from the RM: a release, or a confirmation of ours."""
+    ttype = rel.termination_type
+    app = p.apps.get(rel.application_id) if rel.application_id else None
+    if rel.uuid:
+        if app is not None:
+            alloc = app.allocations.get(rel.uuid)
+        elif not rel.application_id:
+            alloc = p.allocations.get(rel.uuid)
+        else:
+            alloc = None
+        targets = [alloc] if alloc is not None else []
+    elif app is not None and ttype == TT.STOPPED_BY_RM:
+        targets = list(app.allocations.values())
+    else:
+        targets = []
+    if not targets:
+        p.core.event(p.rm_id, ET.REQUEST, rel.uuid or rel.application_id,
+                     f"release {ttype.name} of an unknown allocation ignored",
+                     reference_id=rel.application_id)
+        return
+    touched: list[Application] = []
+    for alloc in targets:
+        if ttype == TT.STOPPED_BY_RM:
+            ledger.remove_allocation(p, alloc, "stop")
+            ledger.report_release(p, alloc, TT.STOPPED_BY_RM, rel.message or "released by the RM")
+        elif ttype in CONFIRM_TRIGGERS:
+            if alloc.state != "Releasing" or alloc.release_type != ttype.value:
+                p.core.event(
+                    p.rm_id, ET.REQUEST, alloc.uuid,
+                    f"confirmation {ttype.name} for an allocation the core did not "
+                    f"release that way ignored (state {alloc.state})",
+                    reference_id=alloc.app.id)
+                continue
+            ledger.remove_allocation(p, alloc, CONFIRM_TRIGGERS[ttype])
+            if ttype == TT.PLACEHOLDER_REPLACED:
+                gang.complete_replacement(p, alloc)
+        else:
+            p.core.event(p.rm_id, ET.REQUEST, alloc.uuid,
+                         f"release with termination type {ttype.name} ignored",
+                         reference_id=alloc.app.id)
+            continue
+        if alloc.app not in touched:
+            touched.append(alloc.app)
+    for touched_app in touched:
+        apps.after_release(p, touched_app)

@@ -1,0 +1,93 @@
+"""Partition state: the maps, node order, reservations and per-call memos of one partition.
+
+Every flow of this package is a plain function over a :class:`PartitionState`;
+the ``Partition`` facade in ``__init__`` is this class with methods that call
+those functions. Keeping the data in one place, and the flows as functions in
+modules layered bottom-up (state, eligibility, reservations, ledger, queues,
+appstate, asks, apps, allocate, gang, releases and nodes, cycle), means no
+flow module imports one above it (``docs/architecture.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+import statemachines
+from statemachines import Lifecycle
+from statemachines.application import LIVE
+
+from .. import resources as res
+from .. import si
+from ..config import ROOT_QUEUE, PlacementRuleConfig
+from ..context import CoreContext
+from ..objects import Allocation, Application, Node, Queue
+from ..policies import NodeCollection
+from ..resources import Resource
+
+Predicates = Callable[[si.PredicatesArgs], object]
+
+
+class PartitionState:
+    """What one partition of one RM holds (``004`` "Relations between Entities")."""
+
+    LIFECYCLE: ClassVar[Lifecycle] = statemachines.OBJECT
+
+    def __init__(self, core: CoreContext, rm_id: str, name: str) -> None:
+        self.core = core
+        self.rm_id = rm_id
+        self.name = name
+        self.state = self.LIFECYCLE.initial
+        self.root = Queue(ROOT_QUEUE, None, is_leaf=False)
+        self.queues: dict[str, Queue] = {ROOT_QUEUE: self.root}
+        self.apps: dict[str, Application] = {}
+        self.nodes: dict[str, Node] = {}
+        self.node_order = NodeCollection()
+        self.allocations: dict[str, Allocation] = {}
+        # (application id, ask key) -> the node reserved for that ask.
+        self.reservations: dict[tuple[str, str], Node] = {}
+        self.capacity: Resource = {}
+        self.predicates: Predicates | None = None
+        self.placement_rules: list[PlacementRuleConfig] = []
+        # Per path: whether the configuration makes the queue a leaf (reloads).
+        self.configured_leaf: dict[str, bool] = {}
+        # Per scheduling call: what can not succeed again before the call ends.
+        self.failed: set[tuple[str, str]] = set()
+        self.failed_shapes = res.ShapeMemo()
+        self.unreservable = res.ShapeMemo()
+        self.exhausted: set[str] = set()
+        # Largest room any schedulable node could ever offer (capacity - occupied),
+        # per type; None when a node changed and it must be recomputed.
+        self.ceiling: Resource | None = None
+
+    @property
+    def event_id(self) -> str:
+        return self.name
+
+    @property
+    def timer_owner(self) -> tuple[str, str]:
+        """How this partition's timers name it (``CoreContext.schedule_timer``)."""
+        return (self.rm_id, self.name)
+
+    def reset_memos(self) -> None:
+        """Forget what failed in this scheduling call: room was given back."""
+        self.failed = set()
+        self.exhausted = set()
+        self.failed_shapes = res.ShapeMemo()
+        self.unreservable = res.ShapeMemo()
+
+    def room_ceiling(self) -> Resource:
+        """Per type, the most room any schedulable node offers when empty."""
+        if self.ceiling is None:
+            self.ceiling = res.component_max(
+                res.sub(n.capacity, n.occupied) for n in self.node_order)
+        return self.ceiling
+
+    def nodes_changed(self) -> None:
+        """A node was added, removed, resized or changed schedulability."""
+        self.ceiling = None
+
+    def is_empty(self) -> bool:
+        """No node and no live application: a draining partition may go."""
+        return not self.nodes and not any(
+            a.state in LIVE for a in self.apps.values())

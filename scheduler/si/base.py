@@ -1,0 +1,132 @@
+"""The base of every SI message, proto3 scalar ranges, and the resource messages.
+
+``_Message.model_construct`` has a fast path the core uses to build outgoing
+messages without validation; ``Resource``/``Quantity`` are the spec's sparse
+resource map (``002`` "Ask for more resources", common fields).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Self, TypeVar, cast
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_PARTITION = "default"
+"""The partition a message names when it names none."""
+
+# proto3 scalar ranges
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+_Int32 = Annotated[int, Field(ge=_INT32_MIN, le=_INT32_MAX)]
+_Int64 = Annotated[int, Field(ge=_INT64_MIN, le=_INT64_MAX)]
+# an id the spec requires: must be a non-empty string
+_RequiredId = Annotated[str, Field(min_length=1)]
+_ResourceName = Annotated[str, Field(min_length=1)]
+
+_setattr = object.__setattr__
+_M = TypeVar("_M", bound=BaseModel)
+
+
+_REQUIRED: Any = object()
+
+# per model: (field names, ((name, default_factory or None, default or _REQUIRED), ...))
+_ConstructPlan = tuple[frozenset[str], tuple[tuple[str, Callable[[], Any] | None, Any], ...]]
+_CONSTRUCT_PLANS: dict[type[BaseModel], _ConstructPlan] = {}
+
+
+def _new(cls: type[_M], data: dict[str, Any], fields_set: set[str]) -> _M:
+    """An instance holding ``data`` as is: what pydantic's ``model_construct`` ends with."""
+    obj = cls.__new__(cls)
+    _setattr(obj, "__dict__", data)
+    _setattr(obj, "__pydantic_fields_set__", fields_set)
+    _setattr(obj, "__pydantic_extra__", None)
+    _setattr(obj, "__pydantic_private__", None)
+    return obj
+
+
+def _construct_plan(cls: type[BaseModel]) -> _ConstructPlan:
+    plan = _CONSTRUCT_PLANS.get(cls)
+    if plan is None:
+        steps: list[tuple[str, Callable[[], Any] | None, Any]] = []
+        for name, field in cls.model_fields.items():
+            factory = field.default_factory
+            if factory is not None:
+                steps.append((name, cast("Callable[[], Any]", factory), _REQUIRED))
+            elif field.is_required():
+                steps.append((name, None, _REQUIRED))
+            else:
+                steps.append((name, None, field.default))
+        plan = (frozenset(cls.model_fields), tuple(steps))
+        _CONSTRUCT_PLANS[cls] = plan
+    return plan
+
+
+class _Message(BaseModel):
+    """Common configuration of every SI message."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=False)
+
+    @classmethod
+    def model_construct(  # type: ignore[override]  # pydantic's mypy plugin synthesises one
+        cls, _fields_set: set[str] | None = None, **values: Any
+    ) -> Self:
+        """Pydantic's ``model_construct`` (no validation), with a fast path for attribute names.
+
+        The core builds its outgoing messages this way on the hot path; the
+        result is the object pydantic's own ``model_construct`` builds (defaults
+        filled in, ``model_fields_set`` = the names passed).  Aliases and
+        unknown keys take pydantic's own path.
+        """
+        names, steps = _construct_plan(cls)
+        if not names.issuperset(values):
+            return super().model_construct(_fields_set, **values)
+        data: dict[str, Any] = {}
+        for name, factory, default in steps:
+            if name in values:
+                data[name] = values[name]
+            elif factory is not None:
+                data[name] = factory()
+            elif default is not _REQUIRED:
+                # every non-factory default here is immutable (str, int, bool, enum, None)
+                data[name] = default
+        return _new(cls, data, set(values) if _fields_set is None else _fields_set)
+
+
+# --------------------------------------------------------------------------- resources
+
+
+class Quantity(_Message):
+    """A single non-negative int64 amount (002 spec, "Ask for more resources", common fields)."""
+
+    value: Annotated[int, Field(ge=0, le=_INT64_MAX)] = Field(default=0, alias="value")
+
+
+class Resource(_Message):
+    """A sparse map of resource name to Quantity (002 spec, "Ask for more resources")."""
+
+    resources: dict[_ResourceName, Quantity] = Field(default_factory=dict, alias="resources")
+
+    @classmethod
+    def of(cls, **quantities: int) -> Self:
+        """Validated Resource from keyword amounts: ``Resource.of(memory=10, vcore=1)``."""
+        return cls.model_validate(
+            {"resources": {name: {"value": v} for name, v in quantities.items()}}
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        """The resources as plain ``{name: int}``."""
+        return {name: q.value for name, q in self.resources.items()}
+
+
+def resource_from_dict(d: Mapping[str, int]) -> Resource:
+    """Unvalidated Resource for the core's outgoing messages (built with model_construct)."""
+    # Quantity.model_construct(value=v) / Resource.model_construct(resources=...), inlined
+    return _new(
+        Resource,
+        {"resources": {k: _new(Quantity, {"value": v}, {"value"}) for k, v in d.items()}},
+        {"resources"},
+    )
+
+

@@ -1,0 +1,231 @@
+"""The checker as an auditor uses it: ``check``, its counterexamples, ``replay``, coverage.
+
+Runs are bounded (``--examples``, ``--seconds``) so the suite stays fast; the
+long runs and their figures are in ``docs/checker.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import invariants
+from invariants import runner
+from invariants.coverage import GOALS, declared_edges
+from invariants.registry import REGISTRY, Invariant, Violation
+from invariants.view import partitions
+from scheduler import ManualClock, Scheduler, si
+from scheduler.cli import main
+from scheduler.testing import RecordingScheduler, RecordingShim
+from scheduler.trace import read_trace
+
+DATA = Path(__file__).parent / "data" / "configs"
+CONFIG_FILES = sorted(DATA.glob("*.yaml"))
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def check(capsys: pytest.CaptureFixture[str], tmp_path: Path, *argv: str) -> tuple[int, str]:
+    code, out, err = run_cli(capsys, "check", "--quiet", "--out", str(tmp_path / "failures"),
+                             *argv)
+    assert "Traceback" not in out + err
+    return code, out + err
+
+
+def test_check_passes_prints_the_seed_first_and_the_verdict_last(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out = check(capsys, tmp_path, "--seed", "5", "--examples", "4", "--seconds", "60")
+    lines = out.strip().splitlines()
+    assert code == 0
+    assert lines[0] == "seed: 5"
+    assert lines[-1].startswith("result: every invariant held after every step (")
+    assert any(line.startswith("coverage: edges ") for line in lines)
+
+
+def test_check_without_a_seed_draws_and_prints_one(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out = check(capsys, tmp_path, "--examples", "2")
+    assert code == 0
+    first = out.splitlines()[0]
+    assert first.startswith("seed: ") and first.split()[1].isdigit()
+
+
+def test_a_seed_repeats_the_run(capsys: pytest.CaptureFixture[str]) -> None:
+    opts = runner.Options(seed=7, seconds=120, examples=5)
+    a, b = runner.run(opts), runner.run(opts)
+    assert (a.cases, a.steps) == (b.cases, b.steps) == (5, a.steps)
+    assert a.coverage.edges == b.coverage.edges
+    assert a.coverage.goals == b.coverage.goals
+    other = runner.run(runner.Options(seed=8, seconds=120, examples=5))
+    assert other.coverage.edges != a.coverage.edges or other.steps != a.steps
+
+
+@pytest.mark.parametrize("path", CONFIG_FILES, ids=[p.name for p in CONFIG_FILES])
+def test_check_with_each_sample_config_passes(
+        path: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out = check(capsys, tmp_path, "--config", str(path), "--examples", "3", "--seed", "0")
+    assert code == 0, out[out.find("VIOLATION"):]
+    assert str(path) in out
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (("--seconds", "0"), "--seconds must be more than 0"),
+    (("--examples", "0"), "--examples must be at least 1"),
+    (("--workers", "0"), "--workers must be at least 1"),
+    (("--steps", "0"), "--steps must be at least 1"),
+    (("--shrink-seconds", "-1"), "--shrink-seconds must be 0 or more"),
+    (("--config", "/no/such/file.yaml"), "can not read /no/such/file.yaml"),
+])
+def test_bad_usage_exits_2_with_one_line(
+        argv: tuple[str, ...], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "check", *argv)
+    assert code == 2
+    [line] = err.strip().splitlines()
+    assert line.startswith(f"yunikorn-fsm check: {message}")
+    assert "Traceback" not in out + err
+
+
+def test_a_bad_config_is_a_usage_error_naming_the_path(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(textwrap.dedent("""\
+        partitions:
+          - name: default
+            queues:
+              - name: root
+                queues:
+                  - name: a
+                    resources:
+                      max: {memory: -1}
+        """), encoding="utf-8")
+    code, _out, err = run_cli(capsys, "check", "--config", str(bad))
+    assert code == 2
+    assert "partitions[0].queues[0].queues[0].resources.max.memory" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.fixture
+def no_node_may_exist(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """An invariant broken as soon as a node exists: a bug every run finds quickly."""
+    name = "test.no_node_exists"
+
+    def broken(ctx: invariants.CheckContext) -> Iterator[Violation]:
+        for p in partitions(ctx.scheduler):
+            for node_id in sorted(p.nodes):
+                yield Violation(name, f"node {p.name}/{node_id}", "a node exists")
+
+    monkeypatch.setitem(REGISTRY, name, Invariant(
+        name, "No node ever exists.", "none (a test)", "The test breaks it on purpose.",
+        broken))
+    yield name
+
+
+def test_a_violation_is_shrunk_written_and_replayed(
+        no_node_may_exist: str, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out = check(capsys, tmp_path, "--seed", "1", "--seconds", "60", "--shrink-seconds",
+                      "20", "--no-replay")
+    assert code == 1
+    assert f"VIOLATION [{no_node_may_exist}] node default/" in out
+    assert out.rstrip().endswith("result: FAILED")
+    traces = sorted((tmp_path / "failures").glob("*.jsonl"))
+    assert len(traces) == 1
+    trace = read_trace(traces[0])
+    assert trace.header["format"] == "yunikorn-fsm-trace" and trace.header["version"] == 1
+    assert trace.header["checker"]["invariant"] == no_node_may_exist
+    # 1-minimal: registering and adding one node is the whole counterexample.
+    assert [s.call for s in trace.steps] == ["register_resource_manager", "update_node"]
+    assert "(1-minimal)" in out
+    code, replayed, _ = run_cli(capsys, "replay", str(traces[0]))
+    assert code == 1 and f"result: VIOLATION [{no_node_may_exist}]" in replayed
+    # The next check replays the stored counterexample first, and stops on it.
+    code, again = check(capsys, tmp_path, "--seed", "2", "--examples", "1")
+    assert code == 1 and "stored counterexample" in again
+    # Once the bug is fixed the same trace replays clean.
+    monkeypatch.delitem(REGISTRY, no_node_may_exist)
+    code, replayed, _ = run_cli(capsys, "replay", str(traces[0]))
+    assert code == 0 and replayed.rstrip().endswith("(2 steps)")
+
+
+def test_coverage_is_reported_and_written(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    target = tmp_path / "coverage.json"
+    code, out = check(capsys, tmp_path, "--seed", "3", "--examples", "30",
+                      "--coverage-out", str(target), "--stats")
+    assert code == 0
+    data = json.loads(target.read_text(encoding="utf-8"))
+    assert len(data["edges"]) == len(declared_edges())
+    assert {g["name"] for g in data["goals"]} == set(GOALS)
+    assert all(e["count"] == 0 for e in data["edges"] if "dormant" in e)
+    assert sum(e["count"] for e in data["edges"]) > 100
+    assert "stats: " in out and "time per step kind" in out
+    for label in data["unreached_edges"]:
+        assert f"edge never fired: {label}" in out
+
+
+def test_workers_run_in_parallel_and_merge(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    outcome = runner.run(runner.Options(seed=4, seconds=60, examples=3, workers=2))
+    assert outcome.cases == 6
+    assert outcome.failure is None
+    code, out = check(capsys, tmp_path, "--seed", "4", "--examples", "2", "--workers", "2")
+    assert code == 0 and "with 2 worker(s)" in out
+
+
+def test_replay_of_a_bad_file_is_a_usage_error(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"format": "yunikorn-fsm-trace", "version": 1}\n{"call": "explode"}\n',
+                   encoding="utf-8")
+    code, out, err = run_cli(capsys, "replay", str(bad))
+    assert code == 2 and "line 2: unknown call 'explode'" in err
+    code, out, err = run_cli(capsys, "replay", str(tmp_path / "missing.jsonl"))
+    assert code == 2 and "can not read" in err
+    assert "Traceback" not in out + err
+
+
+def test_a_recorded_shim_run_replays_with_every_invariant(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """``RecordingScheduler`` writes a shim's traffic; ``replay`` checks it."""
+    config = "partitions:\n  - name: default\n    queues:\n      - name: root\n" \
+             "        submitacl: '*'\n        queues:\n          - name: a\n"
+    clock = ManualClock(start=10.0)
+    path = tmp_path / "shim.jsonl"
+    shim = RecordingShim()
+    with RecordingScheduler(Scheduler(clock=clock), path, config) as api:
+        api.register_resource_manager(
+            si.RegisterResourceManagerRequest(rm_id="rm", config=config), shim)
+        api.update_node(si.NodeRequest(rm_id="rm", nodes=[si.NodeInfo(
+            node_id="n1", action=si.NodeAction.CREATE,
+            schedulable_resource=si.Resource.of(memory=10))]))
+        api.update_application(si.ApplicationRequest(rm_id="rm", new=[si.AddApplicationRequest(
+            application_id="app", queue_name="root.a",
+            ugi=si.UserGroupInformation(user="u"))]))
+        api.update_allocation(si.AllocationRequest(rm_id="rm", asks=[si.AllocationAsk(
+            allocation_key="k", application_id="app", resource_ask=si.Resource.of(memory=5),
+            max_allocations=2)]))
+        clock.advance(3)
+        assert api.schedule() == 2
+    trace = read_trace(path)
+    assert [s.call for s in trace.steps] == [
+        "register_resource_manager", "update_node", "update_application",
+        "update_allocation", "advance", "schedule"]
+    assert trace.steps[4].seconds == 3 and trace.clock_start == 10.0
+    assert len(shim.allocations) == 2
+    mermaid = tmp_path / "run.mmd"
+    code, out, _ = run_cli(capsys, "replay", str(path), "--mermaid", str(mermaid))
+    assert code == 0, out
+    assert out.rstrip().endswith("every invariant held after every step (6 steps)")
+    diagram = mermaid.read_text(encoding="utf-8")
+    assert diagram.startswith("sequenceDiagram") and "Allocation app/k on n1" in diagram
