@@ -18,9 +18,9 @@ CONFIG = config("- name: apps")
 """One partition, one leaf queue ``root.apps``; everybody may submit."""
 
 
-def serve(**options: Any) -> Server:
-    """A started server on a free loopback port."""
-    server = Server(Scheduler(), ServerOptions(port=0, **options))
+def serve(api: Scheduler | None = None, **options: Any) -> Server:
+    """A started server on a free loopback port, in front of ``api`` (a new core by default)."""
+    server = Server(api if api is not None else Scheduler(), ServerOptions(port=0, **options))
     server.start()
     return server
 

@@ -71,6 +71,23 @@ def test_listening_line_is_printed_exactly_once(served: tuple[subprocess.Popen[s
     assert "listening" not in out
 
 
+def test_rm_pause_timeout_is_handed_to_the_core() -> None:
+    proc, port = start("--rm-pause-timeout", "0.2")
+    try:
+        shim = RecordingShim()
+        client = Client(f"127.0.0.1:{port}")
+        client.register_resource_manager(register("rm-1"), shim)
+        client.update_application(app("rm-1", "app-1"))
+        wait_until(lambda: shim.accepted_apps, what="served")
+        client.close()                            # the RM is paused, then stopped
+        with Client(f"127.0.0.1:{port}") as other:
+            wait_until(lambda: other.state_dump()["rms"] == [
+                {"rm_id": "rm-1", "state": "Stopped"}], what="stopped by the core")
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_port_in_use_is_a_usage_error(served: tuple[subprocess.Popen[str], int]) -> None:
     _proc, port = served
     result = subprocess.run([*SERVE, "--port", str(port)], capture_output=True, text=True,
@@ -84,6 +101,7 @@ def test_port_in_use_is_a_usage_error(served: tuple[subprocess.Popen[str], int])
     (["--tls-cert", "x.pem"], "--tls-cert and --tls-key go together"),
     (["--token-file", "/nonexistent/token"], "can not read --token-file"),
     (["--port", "70000"], "is not a port"),
+    (["--rm-pause-timeout", "-1"], "--rm-pause-timeout >= 0"),
 ])
 def test_bad_flags_exit_2(args: list[str], message: str) -> None:
     result = subprocess.run([*SERVE, *args], capture_output=True, text=True, timeout=30)

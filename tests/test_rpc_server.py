@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,7 +28,7 @@ from rpc_helpers import (
 )
 from scenario_helpers import config
 
-from scheduler import ConfigError, si
+from scheduler import ConfigError, Scheduler, UnknownResourceManager, si
 from scheduler.rpc import Client, Disconnected, Server
 from scheduler.testing import RecordingShim
 
@@ -74,8 +75,17 @@ def test_register_ask_allocate_release_confirm(server: Server) -> None:
 
 
 def test_responses_keep_decision_order_per_stream(server: Server) -> None:
-    """The same requests in-process and over the wire give the same messages per stream."""
-    from scheduler import ManualClock, Scheduler
+    """The same requests in-process and over the wire give the same messages per stream.
+
+    One call may answer with several messages of one kind (decision order): a
+    refused ask then a release are two AllocationResponses; each is forwarded.
+    """
+    from scheduler import ManualClock
+
+    def stray_and_release(first: si.Allocation) -> si.AllocationRequest:
+        request = ask("rm-1", "no-such-app", "stray")
+        request.releases = release("rm-1", first).releases
+        return request
 
     def traffic(shim: RecordingShim) -> dict[str, list[Any]]:
         return {kind: [m for k, m in shim.messages if k == kind]
@@ -88,12 +98,18 @@ def test_responses_keep_decision_order_per_stream(server: Server) -> None:
     api.update_node(nodes("rm-1", "node-1", "node-2"))
     api.update_allocation(ask("rm-1", "app-1", "pod", memory=60, repeat=3))
     api.schedule()
+    before = len(local.messages)
+    api.update_allocation(stray_and_release(local.allocations[0]))
+    assert [k for k, _ in local.messages[before:]][:2] == ["update_allocation"] * 2
+    api.schedule()                               # the third pod takes the freed room
 
     remote = RecordingShim()
     with connect(server) as client:
         start_rm(client, "rm-1", remote, "node-1", "node-2")
         client.update_allocation(ask("rm-1", "app-1", "pod", memory=60, repeat=3))
         wait_until(lambda: len(remote.allocations) == 2, what="two allocations")
+        client.update_allocation(stray_and_release(remote.allocations[0]))
+        wait_until(lambda: len(remote.allocations) == 3, what="the third allocation")
 
     def strip(messages: dict[str, list[Any]]) -> dict[str, list[Any]]:
         # timestamps come from different clocks
@@ -248,22 +264,27 @@ def test_a_killed_client_process_pauses_its_rm(server: Server) -> None:
         proc.wait()
 
 
-def test_pause_timeout_unregisters_a_paused_rm() -> None:
-    server = serve(rm_pause_timeout=0.2)
+def test_the_cores_pause_timeout_stops_a_paused_rm() -> None:
+    """The paused-RM timeout is the core's: the server forgets the session it stopped."""
+    server = serve(Scheduler(rm_pause_timeout=0.2))
     try:
         shim = RecordingShim()
         client = connect(server)
         start_rm(client, "rm-1", shim, "node-1")
         client.close()
-        wait_until(lambda: server.sessions() == {}, what="unregistered after the timeout")
+        wait_until(lambda: server.sessions() == {}, what="forgotten after the timeout")
         assert server.api.state_dump() == {"rms": [{"rm_id": "rm-1", "state": "Stopped"}],
                                            "partitions": []}
+        again = connect(server)                  # and it may come back
+        start_rm(again, "rm-1", RecordingShim(), "node-1")
+        assert server.sessions() == {"rm-1": "running"}
+        again.close()
     finally:
         server.stop(grace=0)
 
 
-def test_reregistering_in_time_cancels_the_pause_timeout() -> None:
-    server = serve(rm_pause_timeout=0.3)
+def test_reregistering_in_time_keeps_the_rm() -> None:
+    server = serve(Scheduler(rm_pause_timeout=0.3))
     try:
         client = connect(server)
         start_rm(client, "rm-1", RecordingShim(), "node-1")
@@ -271,12 +292,32 @@ def test_reregistering_in_time_cancels_the_pause_timeout() -> None:
         wait_until(lambda: server.sessions() == {"rm-1": "paused"})
         again = connect(server)
         again.register_resource_manager(register("rm-1"), RecordingShim())
-        import time
         time.sleep(0.6)
         assert server.sessions() == {"rm-1": "running"}
+        assert server.api.state_dump()["rms"] == [{"rm_id": "rm-1", "state": "Running"}]
         again.close()
     finally:
         server.stop(grace=0)
+
+
+def test_an_rm_the_core_does_not_know_ends_the_stream_with_failed_precondition(
+        server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A core that raises UnknownResourceManager (a race) ends the stream, not the server."""
+    def unknown(request: si.NodeRequest) -> None:
+        raise UnknownResourceManager(request.rm_id)
+
+    monkeypatch.setattr(server.api, "update_node", unknown)
+    seen: list[tuple[str, grpc.StatusCode, str]] = []
+    with connect(server, on_disconnect=lambda *args: seen.append(args)) as client:
+        client.register_resource_manager(register("rm-1"), RecordingShim())
+        client.update_node(nodes("rm-1", "node-1"))
+        wait_until(lambda: seen, what="the stream's end")
+        rm_id, code, details = seen[0]
+        assert (rm_id, code) == ("rm-1", grpc.StatusCode.FAILED_PRECONDITION)
+        assert "'rm-1' is not registered" in details
+    monkeypatch.undo()
+    with connect(server) as client:              # the server carries on
+        start_rm(client, "rm-2", RecordingShim(), "node-2")
 
 
 def test_unregister_stops_the_rm_and_closes_its_streams(server: Server) -> None:

@@ -32,7 +32,8 @@ def add_serve_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--token-file", metavar="FILE",
                    help="every call must send 'authorization: Bearer <the file's text>'")
     p.add_argument("--rm-pause-timeout", type=float, default=0.0, metavar="SECONDS",
-                   help="unregister an RM that stays paused (its streams dropped) this long; "
+                   help="the core's paused-RM timeout: an RM that stays paused (its streams "
+                        "dropped) this long is stopped and everything it owned removed; "
                         "0 (default): keep it until it registers again")
     p.add_argument("--stream-buffer-mb", type=float, default=64.0, metavar="MB",
                    help="bytes waiting for one stream before its client counts as not reading "
@@ -86,8 +87,8 @@ def run_serve(args: argparse.Namespace) -> int:
     options = ServerOptions(
         host=args.host, port=args.port, tls_cert=cert, tls_key=key, token=token,
         stream_buffer_bytes=int(args.stream_buffer_mb * 1024 * 1024),
-        max_streams=args.max_streams, rm_pause_timeout=args.rm_pause_timeout)
-    server = Server(Scheduler(), options)
+        max_streams=args.max_streams)
+    server = Server(Scheduler(rm_pause_timeout=args.rm_pause_timeout or None), options)
     try:
         port = server.start()
     except (OSError, RuntimeError) as error:

@@ -22,6 +22,9 @@ Shape (``docs/shim-guide.md``, "Over gRPC"; choices in ``docs/design-notes.md``,
 - Events and container scheduling states go to the extension service's
   subscribers, if any; nothing is kept for an RM without one.
 
+The paused-RM timeout is the core's (``Scheduler(rm_pause_timeout=...)``):
+when it stops an RM, the server forgets the RM's paused session.
+
 Locking: ``Server._lock`` orders registrations against pauses and timeouts of
 the same RM; it is held around core calls, so the callback (which runs inside
 core calls, on whatever thread made them) never takes it.
@@ -45,7 +48,8 @@ import grpc
 import pydantic
 from google.protobuf.message import DecodeError, Message
 
-from scheduler import ConfigError, Scheduler, si
+from scheduler import ConfigError, Scheduler, UnknownResourceManager, si
+from statemachines import TransitionRecord
 
 from . import wire
 from ._generated import si_pb2
@@ -76,8 +80,6 @@ class ServerOptions:
     """Serialized bytes waiting for one stream before its client counts as not reading."""
     max_streams: int = 256
     """Concurrent calls (streams included) before new ones get RESOURCE_EXHAUSTED."""
-    rm_pause_timeout: float = 0.0
-    """Seconds a paused RM may take to register again before it is unregistered; 0: never."""
     stalled_grace: float = 5.0
     """Seconds a stream ended for not reading may take to read its status before it is reset."""
     schedule_interval: float = 0.05
@@ -249,7 +251,6 @@ class _Session:
         self.subscribers: list[_Stream] = []
         self.lock = threading.Lock()
         self.callback = _Callback(self)
-        self.timer: threading.Timer | None = None
 
     # -- called by the core, through the callback ---------------------------------
     def send(self, kind: str, response: pydantic.BaseModel) -> None:
@@ -340,6 +341,8 @@ def _guard(handler: Callable[..., _R]) -> Callable[..., _R]:
             return handler(self, *args)
         except _Abort as abort:
             context.abort(abort.code, abort.details)
+        except UnknownResourceManager as error:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(error))
         except Exception:
             log.exception("%s failed", handler.__name__)
             context.abort(grpc.StatusCode.INTERNAL, "internal error (see the server log)")
@@ -359,6 +362,8 @@ def _guard_stream(handler: Callable[..., Iterator[bytes]]) -> Callable[..., Iter
             yield from handler(self, *args)
         except _Abort as abort:
             context.abort(abort.code, abort.details)
+        except UnknownResourceManager as error:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(error))
         except Exception:
             log.exception("%s failed", handler.__name__)
             context.abort(grpc.StatusCode.INTERNAL, "internal error (see the server log)")
@@ -392,6 +397,7 @@ class Server:
         self._control = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="yunikorn-fsm-rpc-control")
         self._grpc: grpc.Server | None = None
+        self._unobserve: Callable[[], None] | None = None
         self.port: int | None = None
 
     # ---------------------------------------------------------------- lifecycle
@@ -421,6 +427,7 @@ class Server:
             raise OSError(f"can not listen on {address}: {error}") from None
         if port == 0:
             raise OSError(f"can not listen on {address}")
+        self._unobserve = self.api.add_transition_observer(self._observe)
         server.start()
         self._grpc = server
         self.port = port
@@ -435,13 +442,13 @@ class Server:
             sessions = list(self._sessions.values())
         end = _End(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
         for session in sessions:
-            if session.timer is not None:
-                session.timer.cancel()
             session.close(end)
         if self._grpc is not None:
             self._grpc.stop(grace).wait()
         if self._background:
             self.api.stop()
+        if self._unobserve is not None:
+            self._unobserve()
         self._control.shutdown(wait=True)
 
     def sessions(self) -> dict[str, str]:
@@ -511,8 +518,6 @@ class Server:
             self._sessions[request.rm_id] = session
             if old is not None:
                 old.state = _CLOSED
-                if old.timer is not None:
-                    old.timer.cancel()
         if old is not None:
             old.close(_End(grpc.StatusCode.ABORTED,
                            f"resource manager {request.rm_id} registered again: "
@@ -570,6 +575,8 @@ class Server:
                 self._apply(call, session, _decode(raw, wire_cls, model))
         except _Abort as abort:
             stream.finish(_End(abort.code, abort.details))
+        except UnknownResourceManager as error:       # the core does not know the RM
+            stream.finish(_End(grpc.StatusCode.FAILED_PRECONDITION, str(error)))
         except grpc.RpcError:
             pass                                 # the call ended under the iterator
         except Exception:
@@ -616,30 +623,30 @@ class Server:
                     return
                 session.state = _PAUSED
                 self.api.connection_lost(session.rm_id)
-                timeout = self.options.rm_pause_timeout
-                if timeout > 0:
-                    session.timer = threading.Timer(timeout, self._expire, (session,))
-                    session.timer.daemon = True
-                    session.timer.start()
             session.close(end)
             log.warning("resource manager %s paused: %s", session.rm_id, end.details)
         except Exception:
             log.exception("pausing resource manager %s failed", session.rm_id)
 
-    def _expire(self, session: _Session) -> None:
-        """The paused-RM timeout: unregister an RM that did not register again in time."""
-        try:
-            with self._lock:
-                if self._sessions.get(session.rm_id) is not session \
-                        or session.state != _PAUSED or self._stopping:
-                    return
-                session.state = _CLOSED
-                del self._sessions[session.rm_id]
-                self.api.unregister_resource_manager(session.rm_id)
-            log.warning("resource manager %s unregistered: paused for more than %s s",
-                        session.rm_id, self.options.rm_pause_timeout)
-        except Exception:
-            log.exception("unregistering resource manager %s failed", session.rm_id)
+    def _observe(self, record: TransitionRecord) -> None:
+        """The core's transitions: an RM it stopped for staying paused too long.
+
+        Runs inside the core's call, under its lock: hands the rest to the
+        control thread (``_lock`` is taken before the core's, never after).
+        """
+        if record.lifecycle == "rm" and record.trigger == "time_out":
+            self._later(self._timed_out, record.obj.id)
+
+    def _timed_out(self, rm_id: str) -> None:
+        """Forget the paused session of an RM the core stopped (its paused-RM timeout)."""
+        with self._lock:
+            session = self._sessions.get(rm_id)
+            if session is None or session.state != _PAUSED:
+                return                           # it registered again meanwhile
+            session.state = _CLOSED
+            del self._sessions[rm_id]
+        log.warning("resource manager %s stopped by the core: paused for more than %s s",
+                    rm_id, self.api.rm_pause_timeout)
 
     # ---------------------------------------------------------------- extension service
     @staticmethod
@@ -691,8 +698,6 @@ class Server:
                              f"resource manager {rm_id} is not registered")
             session.state = _CLOSED
             del self._sessions[rm_id]
-            if session.timer is not None:
-                session.timer.cancel()
             self.api.unregister_resource_manager(rm_id)
         session.close(_End(grpc.StatusCode.CANCELLED,
                            f"resource manager {rm_id} unregistered"))
