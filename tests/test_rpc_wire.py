@@ -359,7 +359,7 @@ def test_a_stalled_stream_is_reset_after_the_grace_period() -> None:
         allocs = raw_stream(chan, "UpdateAllocation", [frame(ask(
             "rm-s", "app-1", f"k{i}", repeat=200, tags={"t": "x" * 2048})) for i in range(40)])
         wait_until(lambda: server.sessions().get("rm-s") == "paused", timeout=30)
-        session = server._sessions["rm-s"]
+        session = server._registry.sessions["rm-s"]
         wait_until(lambda: not session.streams, what="the server's writers released")
         # the client learns it once it reads: what was in flight, then the status, or the
         # reset when its status could not get through
