@@ -1,7 +1,7 @@
 """The gRPC interface's proto against ``scheduler.si``: same messages, fields, enums; fresh code.
 
 ``scheduler/rpc/proto/si.proto`` is written from the interface spec and
-``scheduler/si.py`` models the same spec; these tests fail as soon as the two
+``scheduler/si/`` models the same spec; these tests fail as soon as the two
 disagree on a message, a field name, a field type or an enum member, or when
 the committed generated code is older than the proto.
 """
