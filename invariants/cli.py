@@ -174,10 +174,10 @@ def _print_stats(outcome: Any, out: TextIO) -> None:
     rate = outcome.steps / outcome.elapsed if outcome.elapsed else 0.0
     out.write(f"stats: {rate:,.0f} steps/s over {outcome.steps:,} steps\n")
     total = sum(outcome.rule_seconds.values()) or 1.0
-    out.write("  time per step kind (core call + every check):\n")
+    out.write("  time per rule (its core calls and every check after them):\n")
     for kind, spent in sorted(outcome.rule_seconds.items(), key=lambda kv: -kv[1]):
         out.write(f"    {kind:<30} {spent:8.2f}s  {100 * spent / total:5.1f}%\n")
-    out.write("  time per invariant:\n")
+    out.write("  time per invariant (the model shim's protocol rules run inside each step):\n")
     for name, spent in sorted(outcome.invariant_seconds.items(), key=lambda kv: -kv[1]):
         out.write(f"    {name:<40} {spent:8.2f}s\n")
     out.write("  rules drawn:\n")
@@ -187,8 +187,6 @@ def _print_stats(outcome: Any, out: TextIO) -> None:
 
 def _report_failure(args: argparse.Namespace, failure: Any) -> int:
     from . import replay, shrink
-    from .runner import CLOCK_START
-    from .world import World
 
     v = failure.violation
     print(f"\nVIOLATION {v}")
@@ -196,23 +194,13 @@ def _report_failure(args: argparse.Namespace, failure: Any) -> int:
           f"{failure.elapsed:.1f}s, {len(failure.steps)} steps")
     budget = 30.0 if args.shrink_seconds is None else args.shrink_seconds
     shrunk = shrink.shrink(failure, budget)
-    world = World(CLOCK_START, failure.scenario.predicate(), translate=failure.sym,
-                  scheduler_options={"rm_pause_timeout": failure.scenario.rm_pause_timeout})
-    for step in shrunk.steps:
-        world.run(step)
-    steps = world.steps
-    print(f"  shrunk to {len(steps)} steps with {shrunk.candidates} candidate runs in "
-          f"{shrunk.seconds:.1f}s{' (1-minimal)' if shrunk.minimal else ''}")
-    config = next((s.request.config for s in steps if s.call == "register_resource_manager"),
-                  "")
     name = f"{time.strftime('%Y%m%d-%H%M%S')}-{v.invariant}-seed{failure.seed}.jsonl"
-    path = replay.write(Path(args.out) / name, config, CLOCK_START, steps, {
-        "seed": failure.seed, "case": failure.case, "worker": failure.worker,
-        "invariant": v.invariant, "predicate_salt": failure.scenario.predicate_salt,
-        "rm_pause_timeout": failure.scenario.rm_pause_timeout})
+    path = replay.save(failure, shrunk.steps, Path(args.out), name)
+    print(f"  shrunk to {len(read_trace(path).steps)} steps with {shrunk.candidates} candidate "
+          f"runs in {shrunk.seconds:.1f}s{' (1-minimal)' if shrunk.minimal else ''}")
     print("\nthe counterexample, as SI traffic:")
     result = replay.run(read_trace(path), sys.stdout)
-    if result.violation is None:
+    if not result.broke(v.invariant):
         print("(the written trace did not reproduce the violation on replay)")
     print(f"\ncounterexample written to {path}")
     print(f"replay it with: yunikorn-fsm replay {path}")

@@ -22,7 +22,9 @@ from . import model
 
 USERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("alice", ()), ("bob", ("admins",)), ("carol", ()), ("dave", ("devs",)),
+    ("e.f", ("devs", "admins")),
 )
+"""Users and their groups; ``e.f`` has a dot, which the user placement rule rewrites."""
 NAMESPACES = ("ns1", "ns2", "checker-ns")
 ACLS = ("*", "alice", "bob,carol", " admins", "alice devs", "dave")
 POLICIES = ("", "fifo", "fair", "stateaware")

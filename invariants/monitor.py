@@ -157,6 +157,7 @@ class ModelShim:
                         f"a request of a registered RM raised {error}")
         if step.call == "register_resource_manager":
             self._end_register(call, step.request, error)
+            rv = self.rms.get(call.rm_id)
         elif step.call == "update_configuration":
             self._end_reload(call, rv, step.request, error)
         elif step.call == "connection_lost":
@@ -726,6 +727,42 @@ class ModelShim:
         answers.release_reasons(self, rv, call)
         answers.replacements(self, rv, call)
         answers.gang_timeout_response(self, rv, call)
+        self._told_agrees(rv)
+
+    def _told_agrees(self, rv: RMView) -> None:
+        """What the shim was told is what the core holds: every application's state, every
+        node as the RM reported it (a state change never reported, a node lost or resized
+        silently, shows here)."""
+        if rv.paused:
+            return
+        apps: dict[str, Any] = {}
+        nodes: dict[str, Any] = {}
+        for p in view.partitions(self.api):
+            if p.rm_id == rv.rm_id:
+                apps.update(p.apps)
+                nodes.update(p.nodes)
+        for app_id, told in rv.apps.items():
+            held = apps.get(app_id)
+            if held is not None and held.state != told.state:
+                self.report(P.APP_STATES, f"application {app_id}",
+                            f"the shim was last told {told.state}, the core holds it "
+                            f"{held.state}")
+        for node_id in sorted(set(nodes) | set(rv.nodes)):
+            told_node = rv.nodes.get(node_id)
+            held_node = nodes.get(node_id)
+            if told_node is None or held_node is None:
+                self.report(P.NODES, f"node {node_id}",
+                            "the core holds a node the RM did not register or removed"
+                            if told_node is None else "the core lost a node the RM registered")
+            elif not (qty.same(held_node.capacity, told_node.capacity)
+                      and qty.same(held_node.occupied, told_node.occupied)
+                      and held_node.state == told_node.state):
+                self.report(P.NODES, f"node {node_id}",
+                            f"the core holds it {held_node.state} with "
+                            f"{qty.show(held_node.capacity)} (occupied "
+                            f"{qty.show(held_node.occupied)}), the RM reported "
+                            f"{told_node.state} {qty.show(told_node.capacity)} (occupied "
+                            f"{qty.show(told_node.occupied)})")
 
     def _end_schedule(self, rv: RMView, call: Call) -> None:
         answers.timers(self, rv, call)

@@ -164,7 +164,8 @@ CONFIRMATIONS = check(
 )
 APP_STATES = check(
     "protocol.application_states",
-    "The states reported for an application follow its lifecycle's edges one at a time; "
+    "The states reported for an application follow its lifecycle's edges one at a time, "
+    "and the last one reported is the state the core holds; "
     "Running is reported only when it got a real allocation or a new ask while "
     "Completing; Completed only 30 s or more after Completing and Failed or Completed "
     "only once the shim holds nothing of it.",
@@ -205,6 +206,13 @@ CONFIG_APPLIED = check(
     "004 'Configurations & Semantics'; 003 'Update and Remove partition'; CONTRACT "
     "update_configuration",
     "A quota or policy the administrator set is not the one the core enforces.",
+)
+NODES = check(
+    "protocol.nodes",
+    "The nodes the core holds are exactly the nodes the RM registered and did not remove, "
+    "with the schedulable and occupied resources and the drain state the RM last reported.",
+    f"{S} 'Schedulable nodes registration and updates' (NodeInfo, ActionFromRM)",
+    "The core schedules onto a node that is not there, or with a size the RM never gave.",
 )
 PAUSED = check(
     "protocol.paused",

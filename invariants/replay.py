@@ -20,6 +20,7 @@ from scheduler.trace import Step, Trace, header, write_trace
 from . import describe
 from .registry import Violation
 from .rules import predicate_for
+from .runner import CLOCK_START, Failure, scheduler_options
 from .world import World
 
 
@@ -31,6 +32,11 @@ class Replayed:
     steps: int
     lines: list[tuple[str, str, str]] = field(default_factory=list)
     """``(from, to, text)`` per message: Shim -> Core requests, Core -> Shim answers."""
+    violations: list[Violation] = field(default_factory=list)
+    """Every rule the last step broke (``violation`` is the first of them)."""
+
+    def broke(self, invariant: str) -> bool:
+        return any(v.invariant == invariant for v in self.violations)
 
 
 def world_for(head: dict[str, Any]) -> World:
@@ -61,6 +67,7 @@ def run(trace: Trace, out: TextIO | None = None) -> Replayed:
                     out.write(f"        <- {line}\n")
         if problems:
             result.violation = problems[0]
+            result.violations = list(problems)
             if out is not None:
                 for v in problems:
                     out.write(f"VIOLATION {v}\n")
@@ -107,6 +114,25 @@ def write(path: Path, config: str, clock_start: float, steps: Sequence[Step],
                                          "explanation": v.explanation} for v in problems]})
             break
     return write_trace(path, head, lines)
+
+
+def save(failure: Failure, steps: Sequence[Step], folder: Path, name: str) -> Path:
+    """Write a found failure, shrunk to ``steps``, as a trace file under ``folder``.
+
+    The steps are the checker's, with uuids of the original run translated;
+    the file holds the uuids the fresh core handed out, so it replays alone.
+    """
+    world = World(CLOCK_START, failure.scenario.predicate(), translate=failure.sym,
+                  scheduler_options=scheduler_options(failure.scenario))
+    for step in steps:
+        world.run(step)
+    config = next((s.request.config for s in world.steps
+                   if s.call == "register_resource_manager"), "")
+    return write(folder / name, config, CLOCK_START, world.steps, {
+        "seed": failure.seed, "case": failure.case, "worker": failure.worker,
+        "invariant": failure.violation.invariant,
+        "predicate_salt": failure.scenario.predicate_salt,
+        "rm_pause_timeout": failure.scenario.rm_pause_timeout})
 
 
 def _json(message: Any) -> Any:

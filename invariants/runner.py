@@ -95,7 +95,8 @@ def run_case(seed: int, opts: Options, coverage: Coverage | None = None,
     """One test case; returns its world, the violations that stopped it, and its steps."""
     scenario = Scenario.draw(seed, opts.config, opts.steps, opts.rules)
     world = World(CLOCK_START, scenario.predicate(), coverage,
-                  scheduler_options=scheduler_options(scenario))
+                  scheduler_options=scheduler_options(scenario),
+                  timings=timings.invariant_seconds if timings is not None else None)
     gen = Gen(world, scenario, random.Random(seed ^ 0x5EED))
     steps = 0
     for step in gen.steps():
@@ -104,7 +105,7 @@ def run_case(seed: int, opts: Options, coverage: Coverage | None = None,
         steps += 1
         if timings is not None:
             spent = time.perf_counter() - started
-            timings.rule_seconds[step.call] = timings.rule_seconds.get(step.call, 0.0) + spent
+            timings.rule_seconds[gen.current] = timings.rule_seconds.get(gen.current, 0.0) + spent
         if problems:
             return world, problems, steps
     if timings is not None:

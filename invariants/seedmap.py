@@ -163,7 +163,8 @@ MAP: tuple[Entry, ...] = (
     E(S, "AllocationAskRelease", "An ask release without an allocationKey releases every ask "
       "of the application.", ("protocol.confirmations",)),
     E(S, "Schedulable nodes registration and updates", "A CREATE for an existing node is "
-      "rejected; an update of an unknown node fails.", ("protocol.expected_rejection",)),
+      "rejected; an update of an unknown node fails.", ("protocol.expected_rejection",
+                                                        "protocol.nodes")),
     E(S, "State transition of node", "SCHEDULABLE <-> DRAINING -> REMOVED; "
       "DRAIN_TO_SCHEDULABLE of a node that is not draining is an error.",
       ("lifecycle.legal", "protocol.expected_rejection")),

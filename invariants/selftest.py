@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import multiprocessing
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
+
+from scheduler.trace import read_trace
 
 from .mutants import MUTANTS, applied, by_name
 from .runner import Options, search
@@ -28,23 +32,40 @@ class Verdict:
     steps: int
     shrunk_steps: int
     minimal: bool
+    shrink_seconds: float = 0.0
+    replays: bool = False
+    """The written trace breaks the same rule on the broken core and passes on the real one."""
 
 
 def hunt(name: str, seed: int, seconds: float, shrink_seconds: float = 0.0) -> Verdict:
-    """Search the core with the mutant ``name`` applied (in this process)."""
+    """Search the core with the mutant ``name`` applied (in this process).
+
+    With a shrink budget the counterexample is also written as a trace file and
+    replayed twice: on the broken core it must break the same rule, on the real
+    core it must pass (a trace that fails on both found a bug of the real core
+    or of the checker, not of the mutant).
+    """
+    from . import replay
     from .shrink import shrink
 
-    with applied(by_name(name)):
-        started = time.monotonic()
-        outcome = search(Options(seed=seed, seconds=seconds))
-        found = outcome.failure
-        if found is None:
-            return Verdict(name, False, time.monotonic() - started, "", 0, 0, False)
-        elapsed = found.elapsed
-        shrunk = shrink(found, shrink_seconds) if shrink_seconds > 0 else None
-        return Verdict(name, True, elapsed, found.violation.invariant, len(found.steps),
-                       len(shrunk.steps) if shrunk else len(found.steps),
-                       bool(shrunk and shrunk.minimal))
+    with tempfile.TemporaryDirectory() as folder:
+        with applied(by_name(name)):
+            started = time.monotonic()
+            outcome = search(Options(seed=seed, seconds=seconds))
+            found = outcome.failure
+            if found is None:
+                return Verdict(name, False, time.monotonic() - started, "", 0, 0, False)
+            rule = found.violation.invariant
+            if shrink_seconds <= 0:
+                return Verdict(name, True, found.elapsed, rule, len(found.steps),
+                               len(found.steps), False)
+            shrunk = shrink(found, shrink_seconds)
+            path = replay.save(found, shrunk.steps, Path(folder), "trace.jsonl")
+            on_broken = replay.run(read_trace(path))
+        on_real = replay.run(read_trace(path)).violation
+        return Verdict(name, True, found.elapsed, rule, len(found.steps),
+                       len(read_trace(path).steps), shrunk.minimal, shrunk.seconds,
+                       on_broken.broke(rule) and on_real is None)
 
 
 def _task(args: tuple[str, int, float, float]) -> Verdict:
@@ -64,8 +85,11 @@ def self_test(seed: int, seconds: float, workers: int, quiet: bool = False,
             mark = "caught " if verdict.found else "MISSED "
             detail = (f"in {verdict.seconds:5.1f}s by {verdict.rule} "
                       f"({verdict.steps} steps"
-                      + (f", shrunk to {verdict.shrunk_steps}"
-                         f"{' 1-minimal' if verdict.minimal else ''}" if shrink_seconds else "")
+                      + (f", shrunk to {verdict.shrunk_steps} calls in "
+                         f"{verdict.shrink_seconds:.1f}s"
+                         f"{', 1-minimal' if verdict.minimal else ''}"
+                         f"{', replays' if verdict.replays else ', DOES NOT REPLAY'}"
+                         if shrink_seconds else "")
                       + ")") if verdict.found else f"after {verdict.seconds:.1f}s"
             print(f"  {mark} {verdict.mutant:<45} {detail}", flush=True)
     caught = sum(v.found for v in verdicts)
@@ -73,4 +97,11 @@ def self_test(seed: int, seconds: float, workers: int, quiet: bool = False,
     median = times[len(times) // 2] if times else 0.0
     print(f"kill score: {caught}/{len(verdicts)}; median time to detection {median:.1f}s, "
           f"slowest {times[-1] if times else 0.0:.1f}s")
-    return 0 if caught == len(verdicts) else 1
+    if shrink_seconds:
+        shrunk = [v for v in verdicts if v.found]
+        print(f"counterexamples: {sum(v.minimal for v in shrunk)}/{len(shrunk)} 1-minimal, "
+              f"{sum(v.shrunk_steps <= 10 for v in shrunk)}/{len(shrunk)} within 10 calls, "
+              f"{sum(v.replays for v in shrunk)}/{len(shrunk)} replay (broken fails, real "
+              f"passes), longest shrink {max((v.shrink_seconds for v in shrunk), default=0):.1f}s")
+    replayed = all(v.replays for v in verdicts if v.found) if shrink_seconds else True
+    return 0 if caught == len(verdicts) and replayed else 1

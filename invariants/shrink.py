@@ -69,6 +69,7 @@ def shrink(failure: Failure, seconds: float = 30.0) -> Shrunk:
     changed = True
     while changed and not budget.over():
         before = len(steps), _size(steps)
+        steps = _drop_applications(steps, test)
         steps = ddmin(steps, test)
         steps = _simplify(steps, test)
         changed = (len(steps), _size(steps)) != before
@@ -95,6 +96,62 @@ def ddmin(items: list[Step], test: Callable[[Sequence[Step]], bool]) -> list[Ste
                 break
             n = min(len(items), n * 2)
     return items
+
+
+def _drop_applications(steps: list[Step],
+                       test: Callable[[Sequence[Step]], bool]) -> list[Step]:
+    """Remove one application from the whole run at once: every request part naming it.
+
+    Steps about one application are scattered (its submission, asks, the
+    clock moves its timers need, confirmations), so removing them one at a
+    time leaves each of them still needed; removing them together does not.
+    """
+    for app_id in _applications(steps):
+        candidate = [kept for s in steps if (kept := _without(s, app_id)) is not None]
+        if len(candidate) < len(steps) and test(candidate):
+            steps = candidate
+    return steps
+
+
+def _applications(steps: Sequence[Step]) -> list[str]:
+    seen: list[str] = []
+    for s in steps:
+        if s.call == "update_application":
+            for add in s.request.new:
+                if add.application_id not in seen:
+                    seen.append(add.application_id)
+    return seen
+
+
+def _without(step: Step, app_id: str) -> Step | None:
+    """``step`` without what it says about ``app_id``; None when nothing else is left."""
+    req = step.request
+    if step.call == "update_application":
+        new = [a for a in req.new if a.application_id != app_id]
+        remove = [r for r in req.remove if r.application_id != app_id]
+        if not new and not remove and (req.new or req.remove):
+            return None
+        return replace(step, request=req.model_copy(update={"new": new, "remove": remove}))
+    if step.call == "update_allocation":
+        asks = [a for a in req.asks if a.application_id != app_id]
+        releases = req.releases
+        if releases is not None:
+            releases = releases.model_copy(update={
+                "allocations_to_release": [r for r in releases.allocations_to_release
+                                           if r.application_id != app_id],
+                "allocation_asks_to_release": [r for r in releases.allocation_asks_to_release
+                                               if r.application_id != app_id]})
+            if not releases.allocations_to_release and not releases.allocation_asks_to_release:
+                releases = None
+        if not asks and releases is None and (req.asks or req.releases is not None):
+            return None
+        return replace(step, request=req.model_copy(update={"asks": asks, "releases": releases}))
+    if step.call == "update_node":
+        nodes = [n.model_copy(update={"existing_allocations": [
+            a for a in n.existing_allocations if a.application_id != app_id]})
+            for n in req.nodes]
+        return replace(step, request=req.model_copy(update={"nodes": nodes}))
+    return step
 
 
 def _one_minimal(steps: list[Step], test: Callable[[Sequence[Step]], bool]) -> bool:

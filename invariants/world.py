@@ -10,6 +10,7 @@ means the same everywhere.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -39,6 +40,7 @@ class World:
         coverage: Coverage | None = None,
         translate: Mapping[str, tuple[str, str, int]] | None = None,
         scheduler_options: Mapping[str, Any] | None = None,
+        timings: dict[str, float] | None = None,
     ) -> None:
         self.clock = ManualClock(start=clock_start)
         self.api = Scheduler(clock=self.clock, **dict(scheduler_options or {}))
@@ -46,6 +48,8 @@ class World:
         self.shim = ModelShim(self.api, self.clock, predicate)
         self.predicate = predicate
         self.coverage = coverage
+        self.timings = timings
+        """When given, seconds spent per invariant and in the model shim (``--stats``)."""
         self.steps: list[Step] = []
         self.checked = 0
         self._transitions: list[TransitionRecord] = []
@@ -110,10 +114,16 @@ class World:
         ctx = CheckContext(self.api, recorder=self.recorder, shim_view=view,
                            extra={"after_schedule": after_schedule, "predicate": self.predicate})
         out: list[Violation] = []
+        timings = self.timings
         for inv in REGISTRY.values():
             if "after_schedule" in inv.needs and not after_schedule:
                 continue
+            if timings is None:
+                out.extend(inv.run(ctx))
+                continue
+            started = time.perf_counter()
             out.extend(inv.run(ctx))
+            timings[inv.name] = timings.get(inv.name, 0.0) + time.perf_counter() - started
         return out
 
     # ------------------------------------------------------------------ coverage

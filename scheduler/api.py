@@ -10,6 +10,7 @@ order).
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import threading
@@ -34,6 +35,18 @@ from .partition import Partition
 log = logging.getLogger("yunikorn_fsm")
 
 NODE_PARTITION_ATTRIBUTE = "si/node-partition"
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(text: str) -> SchedulerConfig:
+    """A configuration parsed once per distinct text.
+
+    RMs re-send the same ``queues.yaml`` on every registration and reload, and
+    parsing dominates those calls. The core only reads a parsed configuration
+    (queues copy what they need), so one parsed object can serve every call;
+    an invalid text raises ``ConfigError`` each time (exceptions are not cached).
+    """
+    return parse_config(text)
 
 
 class ResourceManager:
@@ -176,7 +189,7 @@ class Scheduler:
 
     @staticmethod
     def _parse(text: str) -> SchedulerConfig:
-        return parse_config(text if text.strip() else DEFAULT_CONFIG_YAML)
+        return _parsed(text if text.strip() else DEFAULT_CONFIG_YAML)
 
     def _drop_rm(self, rm: ResourceManager, trigger: str = "shutdown") -> None:
         for partition in rm.partitions.values():

@@ -12,9 +12,21 @@ from pathlib import Path
 
 def _cmd_diagrams(args: argparse.Namespace) -> int:
     import statemachines
-    from statemachines.diagrams import embed, write_diagrams
+    from statemachines.diagrams import embed, write_coverage, write_diagrams
 
     svg = True if args.svg else (False if args.no_svg else None)
+    if args.coverage:
+        try:
+            data = json.loads(Path(args.coverage).read_text(encoding="utf-8"))
+            counts = {(e["lifecycle"], e["source"], e["trigger"], e["dest"]): int(e["count"])
+                      for e in data["edges"]}
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"yunikorn-fsm diagrams: {args.coverage} is not a coverage report "
+                  f"(check --coverage-out): {exc}", file=sys.stderr)
+            return 2
+        for path in write_coverage(statemachines.LIFECYCLES.values(), counts, Path(args.out)):
+            print(path)
+        return 0
     try:
         paths = write_diagrams(statemachines.LIFECYCLES.values(), Path(args.out), svg=svg)
     except FileNotFoundError as exc:
@@ -93,6 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--embed", action="append", metavar="PAGE",
                    help="also refresh the generated diagram blocks inside this Markdown page")
+    p.add_argument("--coverage", metavar="FILE",
+                   help="draw a `check --coverage-out` report's edge counts instead")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--svg", action="store_true", help="require SVG output (needs graphviz dot)")
     g.add_argument("--no-svg", action="store_true", help="never write SVG")

@@ -169,9 +169,19 @@ def test_coverage_is_reported_and_written(
     assert {g["name"] for g in data["goals"]} == set(GOALS)
     assert all(e["count"] == 0 for e in data["edges"] if "dormant" in e)
     assert sum(e["count"] for e in data["edges"]) > 100
-    assert "stats: " in out and "time per step kind" in out
+    assert "stats: " in out and "time per rule" in out and "scheduling.maximal" in out
     for label in data["unreached_edges"]:
         assert f"edge never fired: {label}" in out
+    # The counts drawn on the lifecycles: fired edges solid with a count, dormant dashed.
+    code, listed, _ = run_cli(capsys, "diagrams", "--out", str(tmp_path / "cov"),
+                              "--coverage", str(target))
+    assert code == 0 and len(listed.split()) == 6
+    page = (tmp_path / "cov" / "allocation.coverage.md").read_text(encoding="utf-8")
+    assert "Allocated -.->|preempt: dormant| Preempted" in page
+    assert "Allocated -->|release x" in page
+    code, _out, err = run_cli(capsys, "diagrams", "--out", str(tmp_path / "x"),
+                              "--coverage", str(tmp_path / "nope.json"))
+    assert code == 2 and "is not a coverage report" in err
 
 
 def test_workers_run_in_parallel_and_merge(

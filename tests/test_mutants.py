@@ -8,15 +8,16 @@ has the figures for ``check --seconds 60`` with seeds 1, 2 and 3).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from invariants.mutants import MUTANTS, applied, by_name
 from invariants.replay import run as replay
-from invariants.replay import write
-from invariants.runner import CLOCK_START, Options, search
+from invariants.replay import save
+from invariants.runner import Options, search
 from invariants.selftest import hunt
 from invariants.shrink import shrink
-from invariants.world import World
 from scheduler.trace import read_trace
 
 BUDGET = 45.0
@@ -43,26 +44,21 @@ def test_mutants_are_edits_of_code_that_exists() -> None:
 
 @pytest.mark.parametrize("name", ["quota.leaf_max_only", "gang.real_ask_not_parked",
                                   "nodes.drained_node_still_used"])
-def test_a_counterexample_is_small_and_replays_only_on_the_broken_core(
-        name: str, tmp_path: object) -> None:
-    with applied(by_name(name)):
-        outcome = search(Options(seed=1, seconds=BUDGET))
-        failure = outcome.failure
+def test_a_counterexample_is_small_and_replays_only_on_the_broken_core(name: str) -> None:
+    verdict = hunt(name, seed=1, seconds=BUDGET, shrink_seconds=20.0)
+    assert verdict.found
+    assert verdict.shrink_seconds <= 20.0 + 5.0
+    assert verdict.shrunk_steps <= 10
+    assert verdict.replays
+
+
+def test_a_saved_counterexample_replays_on_its_own(tmp_path: Path) -> None:
+    with applied(by_name("quota.leaf_max_only")):
+        failure = search(Options(seed=1, seconds=BUDGET)).failure
         assert failure is not None
         shrunk = shrink(failure, 20.0)
-        assert shrunk.seconds <= 20.0 + 5.0
-        world = World(CLOCK_START, failure.scenario.predicate(), translate=failure.sym,
-                      scheduler_options={"rm_pause_timeout": failure.scenario.rm_pause_timeout})
-        for step in shrunk.steps:
-            world.run(step)
-        config = next(s.request.config for s in world.steps
-                      if s.call == "register_resource_manager")
-        path = write(tmp_path / "trace.jsonl", config, CLOCK_START,  # type: ignore[operator]
-                     world.steps, {"rm_pause_timeout": failure.scenario.rm_pause_timeout,
-                                   "predicate_salt": failure.scenario.predicate_salt})
-        assert len(read_trace(path).steps) <= 10
+        path = save(failure, shrunk.steps, tmp_path, "t.jsonl")
         broken = replay(read_trace(path))
-        assert broken.violation is not None
-        assert broken.violation.invariant == failure.violation.invariant
-    fixed = replay(read_trace(path))
-    assert fixed.violation is None
+    assert broken.broke(failure.violation.invariant)
+    assert len(read_trace(path).steps) == broken.steps
+    assert replay(read_trace(path)).violation is None

@@ -132,6 +132,8 @@ class Gen:
     gangs: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     sizes: dict[str, tuple[dict[str, int], dict[str, int]]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    current: str = "register"
+    """The rule whose steps are being produced (for ``--stats``)."""
 
     # -- helpers ---------------------------------------------------------------
     @property
@@ -171,6 +173,7 @@ class Gen:
         misses = 0
         while produced < self.scenario.length and misses < 50:
             chosen = self.rng.choices(enabled, weights)[0]
+            self.current = chosen.name
             got = False
             for step in chosen.fn(self):
                 got = True

@@ -17,6 +17,7 @@ from scheduler.trace import Step
 from .. import model
 from ..configs import CORE, NAMESPACES, USERS
 from . import TT, Gen, rule
+from .time import confirmations
 
 
 def _submission(g: Gen, app_id: str, **gang: Any) -> si.AddApplicationRequest:
@@ -198,8 +199,20 @@ def gang_story(g: Gen) -> Iterator[Step]:
         yield Step.schedule()
     yield _placeholders(g, app_id, 0)
     yield Step.schedule()
+    rv = g.rv
+    driver = next((a for a in rv.running() if a.app == app_id and not a.placeholder), None) \
+        if rv is not None else None
+    if rv is not None and driver is not None and g.rng.random() < 0.5:
+        # The driver ends while placeholders still run: Completing, then the leftover
+        # placeholders are released at the completing timeout (001 "Allocated placeholders").
+        yield g.request("update_allocation", si.AllocationRequest(
+            rm_id=g.rm_id, releases=si.AllocationReleasesRequest(allocations_to_release=[
+                si.AllocationRelease(partition_name=rv.apps[app_id].partition,
+                                     application_id=app_id, uuid=driver.uuid,
+                                     termination_type=TT.STOPPED_BY_RM)])))
     yield Step.advance(g.rng.choice((10.0, 31.0)))
     yield Step.schedule()
+    yield from confirmations(g, g.rng.choice(("none", "all")))
 
 
 def _gang_home(g: Gen) -> tuple[str, str, str, tuple[str, ...]] | None:
