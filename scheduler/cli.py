@@ -74,6 +74,10 @@ def _count_queues(queues: Sequence[object]) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
+    if args.grpc or args.soak is not None:
+        from .rpc.commands import run_bench
+
+        return run_bench(args)
     from .bench import run, run_shape
 
     sizes = [int(n) for n in str(args.nodes).split(",") if n.strip()]
@@ -124,11 +128,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     p.add_argument("--shape", choices=SHAPES,
                    help="a workload beyond BenchmarkScheduling (docs/performance.md)")
+    from .rpc.commands import add_bench_options
+
+    add_bench_options(p)
     p.set_defaults(func=_cmd_bench)
 
     from invariants.cli import add_check_command
 
     add_check_command(sub)
+
+    from .rpc.commands import add_serve_command
+
+    add_serve_command(sub)
     return parser
 
 

@@ -11,6 +11,7 @@ import inspect
 
 import invariants
 import scheduler
+import scheduler.rpc
 import statemachines
 from scheduler import si
 from scheduler.cli import build_parser
@@ -27,6 +28,10 @@ STATEMACHINES_EXPORTS = {
 INVARIANTS_EXPORTS = {
     "REGISTRY", "CheckContext", "Invariant", "LifecycleRecorder", "Violation", "accounting",
     "check_all", "gang", "lifecycle", "results", "scheduling",
+}
+RPC_EXPORTS = {
+    "EXTRA_HINT", "PROTO_DIR", "Client", "Disconnected", "Server", "ServerOptions",
+    "missing_extra",
 }
 API_METHODS = {
     "register_resource_manager": ["request", "callback"],
@@ -56,13 +61,15 @@ ENUMS = {
     si.NodeAction: {"CREATE", "UPDATE", "DRAIN_NODE", "DECOMISSION", "DRAIN_TO_SCHEDULABLE"},
     si.SchedulingState: {"SKIPPED", "SCHEDULED", "RESERVED", "FAILED"},
 }
-CLI_COMMANDS = {"check", "diagrams", "validate-config", "schema", "bench", "invariants", "flows"}
+CLI_COMMANDS = {"check", "diagrams", "validate-config", "schema", "bench", "invariants", "flows",
+                "serve"}
 
 
 def test_package_exports_are_pinned() -> None:
     assert set(scheduler.__all__) == SCHEDULER_EXPORTS
     assert set(statemachines.__all__) == STATEMACHINES_EXPORTS
     assert set(invariants.__all__) == INVARIANTS_EXPORTS
+    assert set(scheduler.rpc.__all__) == RPC_EXPORTS     # its classes load with the extra
     for package in (scheduler, statemachines, invariants):
         for name in package.__all__:
             assert hasattr(package, name), f"{package.__name__}.{name} is exported but missing"

@@ -1,0 +1,1 @@
+"""Code generated from scheduler/rpc/proto by scripts/generate_proto.py: do not edit."""
