@@ -1,10 +1,11 @@
-"""Named invariants of the scheduler design, and the stateful checker that runs them.
+"""Named invariants of the scheduler design, and the checker and explorer that hold them.
 
 ``REGISTRY`` maps each invariant's name to its statement, the seed section it
 enforces, what a violation means, and a read-only check. ``check_all`` runs
-them against a :class:`CheckContext`. The Hypothesis state machine in
-:mod:`invariants.stateful` drives a scheduler at random and checks every
-invariant after every step.
+them against a :class:`CheckContext`. The random checker (``runner``, driven
+by ``yunikorn-fsm check``) and the explorer (``invariants.explore``, driven by
+``yunikorn-fsm explore``) run them, with the model shim's protocol rules,
+after every step.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .coverage import GOALS
+from .liveness import LIVENESS
 from .protocol import PROTOCOL
 from .registry import REGISTRY
 from .seedmap import MAP
@@ -37,6 +38,12 @@ random SI traffic and, after every step, holds three kinds of rules:
 - **Goals**: situations the checker must reach sometimes; the coverage
   report lists every goal and lifecycle edge never reached.
 
+The explorer (`yunikorn-fsm explore`, `docs/checker.md` "Exploring small
+scopes") holds the same invariants and protocol rules in every state of a
+small scope, and the **liveness properties** in each state's quiescent
+closure (`invariants/liveness.py`): what must eventually happen once the
+shim only answers and the clock passes every timer.
+
 Seeds, cited by their short names:
 
 | seed | document |
@@ -69,6 +76,12 @@ def render() -> str:
     for check in PROTOCOL.values():
         out += ["", f"### `{check.name}`", "", f"**Statement.** {check.statement}", "",
                 f"**Seed.** {check.seed}", "", f"**A violation means.** {check.meaning}"]
+    out += ["", "## Liveness properties (explorer)", "", "| property | seed section |",
+            "| --- | --- |"]
+    out += [f"| [`{p.name}`](#{_anchor(p.name)}) | {p.seed} |" for p in LIVENESS.values()]
+    for prop in LIVENESS.values():
+        out += ["", f"### `{prop.name}`", "", f"**Statement.** {prop.statement}", "",
+                f"**Seed.** {prop.seed}", "", f"**A violation means.** {prop.meaning}"]
     out += ["", "## Goals (`sometimes`)", "", "| goal | reached when |", "| --- | --- |"]
     out += [f"| `{g.name}` | {g.statement} |" for g in GOALS.values()]
     return "\n".join(out) + "\n"

@@ -102,6 +102,14 @@ MAP: tuple[Entry, ...] = (
     E(G, "Placeholder asks pending", "The killed state is reached only once every "
       "placeholder is released; the application then leaves its queue.",
       ("gang.clean_exit", "protocol.application_states", "application.state_agrees")),
+    E(G, "Cleanup", "An application whose placeholders are all allocated but whose real pods "
+      "never come does not hold them forever (read literally, the timeout acts only while "
+      "placeholder asks are pending and such a gang stays Accepted: docs/design-notes.md "
+      "finding 1).", ("liveness.applications_settle", "liveness.placeholders_time_out",
+                      "protocol.timers")),
+    E(G, "Placeholder timeout", "No placeholder outlives its application's placeholder "
+      "timeout: pending ones are released when it fires, allocated leftovers too (or when "
+      "the application completes).", ("liveness.placeholders_time_out", "protocol.timers")),
     E(G, "Interface changes (gangSchedulingStyle)", "Soft: after the timeout the "
       "application is scheduled as a normal application.",
       ("protocol.application_states", "gang.soft_resumed")),
@@ -188,6 +196,10 @@ MAP: tuple[Entry, ...] = (
       ("protocol.messages",)),
     E(S, "API Interface", "Requests that can not be honoured are answered, not raised.",
       ("protocol.no_exception", "protocol.rejection_changes_nothing")),
+    E(G, "Scheduler logic changes, step 3", "Every release the core asks for ends once the "
+      "shim confirms it; transient application states (Resuming, Failing, Completing) are "
+      "left once the shim has answered and the timers have fired.",
+      ("liveness.releases_end", "liveness.applications_settle")),
     E(S, "Scheduler Interfaces (RPC)", "The gRPC service and its streams.", (),
       "Checked by the RPC tests, not by the checker (which drives the in-process API)."),
     # -- 003 cache removal -------------------------------------------------------
@@ -213,6 +225,11 @@ MAP: tuple[Entry, ...] = (
     E(D, "Implementation", "Sort queues, applications and nodes; skip requests that can not "
       "be satisfied and find the next.", ("scheduling.maximal", "quota.skipped"),
       "The order itself is checked by scenario tests (tests/test_scenario_scheduling.py)."),
+    E(D, "Implementation", "A request that fits an empty node and its queue's quota is "
+      "eventually allocated (or rejected with a reason): nothing waits forever.",
+      ("liveness.asks_served", "scheduling.maximal")),
+    E(D, "Implementation", "The cycle comes to rest: with no new requests, a bounded number "
+      "of cycles and timers leaves nothing to do.", ("liveness.quiescence",)),
     E(D, "Implementation", "Reserve room for requests that fragmentation blocks.",
       ("reservations.valid", "reservation.made", "reservation.honoured")),
     E(D, "Configurations & Semantics", "Queue hierarchy, ACLs and capacities of the "

@@ -239,3 +239,18 @@ def test_a_recorded_shim_run_replays_with_every_invariant(
     assert out.rstrip().endswith("every invariant held after every step (6 steps)")
     diagram = mermaid.read_text(encoding="utf-8")
     assert diagram.startswith("sequenceDiagram") and "Allocation app/k on n1" in diagram
+
+
+def test_the_seed_map_names_real_checks_and_every_check_is_on_it() -> None:
+    from invariants.coverage import GOALS
+    from invariants.liveness import LIVENESS
+    from invariants.protocol import PROTOCOL
+    from invariants.registry import REGISTRY
+    from invariants.seedmap import MAP
+
+    known = set(REGISTRY) | set(PROTOCOL) | set(GOALS) | set(LIVENESS)
+    named = {c for e in MAP for c in e.checks}
+    assert named <= known, sorted(named - known)
+    assert set(REGISTRY) | set(PROTOCOL) | set(LIVENESS) <= named, \
+        sorted((set(REGISTRY) | set(PROTOCOL) | set(LIVENESS)) - named)
+    assert all(e.checks or e.why_not for e in MAP)

@@ -62,7 +62,7 @@ ENUMS = {
     si.SchedulingState: {"SKIPPED", "SCHEDULED", "RESERVED", "FAILED"},
 }
 CLI_COMMANDS = {"check", "diagrams", "validate-config", "schema", "bench", "invariants", "flows",
-                "serve"}
+                "serve", "replay", "explore"}
 
 
 def test_package_exports_are_pinned() -> None:

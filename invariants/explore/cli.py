@@ -42,6 +42,8 @@ def add_explore_command(sub: Any) -> None:
     p.add_argument("--no-liveness", action="store_true",
                    help="skip the quiescent closures (safety only)")
     p.add_argument("--list-scopes", action="store_true", help="describe every scope and exit")
+    p.add_argument("--measure", action="store_true",
+                   help="time snapshot against replay and orjson+xxh3 against json+blake2b")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=run_explore)
 
@@ -78,6 +80,12 @@ def _explore(args: argparse.Namespace) -> int:
     depth = scope.depth if args.depth is None else args.depth
     if depth < 1:
         raise UsageError("--depth must be at least 1")
+    if args.measure:
+        from .measure import measure
+
+        for line in measure(scope, min(depth, 6)):
+            print(line)
+        return 0
     if args.seconds is not None and args.seconds <= 0:
         raise UsageError("--seconds must be positive")
     if args.workers < 1:

@@ -427,7 +427,7 @@ SCOPES: dict[str, Scope] = {s.name: s for s in (
           kinds=frozenset({"node", "submit", "ask", "schedule", "release", "remove_ask",
                            "remove_app", "tick", "drain", "restore", "decommission",
                            "occupy", "confirm"}),
-          depth=7),
+          depth=30),
     Scope("small", "two nodes of one size, an application and a Hard gang under one max",
           nodes=(("node-1", 20), ("node-2", 20)), apps=(_PLAIN, _GANG_HARD),
           kinds=frozenset({"node", "submit", "placeholders", "ask", "schedule", "confirm",
