@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -12,7 +14,7 @@ from pathlib import Path
 
 def _cmd_diagrams(args: argparse.Namespace) -> int:
     import statemachines
-    from statemachines.diagrams import embed, write_coverage, write_diagrams
+    from statemachines.diagrams import BEGIN, END, embed, write_coverage, write_diagrams
 
     svg = True if args.svg else (False if args.no_svg else None)
     if args.coverage:
@@ -27,11 +29,7 @@ def _cmd_diagrams(args: argparse.Namespace) -> int:
         for path in write_coverage(statemachines.LIFECYCLES.values(), counts, Path(args.out)):
             print(path)
         return 0
-    try:
-        paths = write_diagrams(statemachines.LIFECYCLES.values(), Path(args.out), svg=svg)
-    except FileNotFoundError as exc:
-        print(f"yunikorn-fsm diagrams: {exc}", file=sys.stderr)
-        return 2
+    pages: list[tuple[Path, str]] = []
     for doc in args.embed or ():
         page = Path(doc)
         try:
@@ -39,6 +37,21 @@ def _cmd_diagrams(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"yunikorn-fsm diagrams: can not read {doc}: {exc.strerror}", file=sys.stderr)
             return 2
+        if BEGIN.split("{")[0] not in text:
+            print(f"yunikorn-fsm diagrams: {doc} has no generated-diagram markers "
+                  f"({BEGIN.format(name='<lifecycle>')} ... {END.format(name='<lifecycle>')})",
+                  file=sys.stderr)
+            return 2
+        pages.append((page, text))
+    try:
+        paths = write_diagrams(statemachines.LIFECYCLES.values(), Path(args.out), svg=svg)
+    except FileNotFoundError as exc:
+        print(f"yunikorn-fsm diagrams: {exc}", file=sys.stderr)
+        return 2
+    if svg is None and shutil.which("dot") is None:
+        print("yunikorn-fsm diagrams: graphviz 'dot' is not installed: Mermaid only, no SVG",
+              file=sys.stderr)
+    for page, text in pages:
         page.write_text(embed(text, statemachines.LIFECYCLES.values()), encoding="utf-8")
         paths.append(page)
     for path in paths:
@@ -145,7 +158,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    code: int = args.func(args)
+    try:
+        code: int = args.func(args)
+    except BrokenPipeError:
+        # The reader went away (``yunikorn-fsm flows | head``): stop quietly, as Unix tools do.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 141
     return code
 
 

@@ -178,6 +178,32 @@ def test_diagrams_embed_of_a_missing_page_is_a_clear_error(
     assert str(missing) in out + err
 
 
+def test_diagrams_embed_into_a_page_without_markers_says_so_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("# A page with no diagram markers\n", encoding="utf-8")
+    out_dir = tmp_path / "o"
+    code, _, err = run_cli(capsys, "diagrams", "--out", str(out_dir), "--no-svg",
+                           "--embed", str(page))
+    assert code == 2
+    assert "no generated-diagram markers" in err and str(page) in err
+    assert page.read_text(encoding="utf-8") == "# A page with no diagram markers\n"
+    assert not out_dir.exists()
+
+
+def test_diagrams_without_dot_say_once_that_svg_is_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    real_which = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda name: None if name == "dot" else real_which(name))
+    code, _, err = run_cli(capsys, "diagrams", "--out", str(tmp_path / "o"))
+    assert code == 0
+    assert err.count("'dot' is not installed") == 1
+
+
 # ---------------------------------------------------------------------------
 # schema
 # ---------------------------------------------------------------------------
@@ -367,3 +393,20 @@ def test_bench_prints_figures_as_last_line(capsys: pytest.CaptureFixture[str]) -
     # allocations_per_second is pods / seconds (both rounded).
     assert figures["allocations_per_second"] == pytest.approx(
         200 / figures["seconds"], rel=0.05)
+
+
+def test_a_reader_that_goes_away_ends_the_output_quietly(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``yunikorn-fsm flows | head``: a closed pipe ends the command without a traceback."""
+    import io
+
+    class ClosedPipe(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def fileno(self) -> int:
+            raise io.UnsupportedOperation("no file descriptor")
+
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    assert main(["flows"]) == 141
