@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from transitions import Machine
+from transitions.core import Event
 
 
 class Stateful(Protocol):
@@ -89,6 +90,28 @@ class UnknownTrigger(InvalidTransition):
     """A trigger name the lifecycle does not declare at all."""
 
 
+class _Event(Event):
+    """An event of a lifecycle's machine: an edge that is not declared raises
+    :class:`InvalidTransition` (not ``transitions.MachineError``), even for a caller that
+    fires through ``Lifecycle.machine`` directly, and leaves the object as it was."""
+
+    def _is_valid_source(self, state: Any) -> bool:
+        if state.name not in self.transitions:
+            lc: Lifecycle = self.machine.lifecycle
+            raise InvalidTransition(lc.name, self.name, state.name, lc.allowed(state.name))
+        return True
+
+
+class _Machine(Machine):
+    """The ``transitions`` machine of one lifecycle, knowing which lifecycle it is."""
+
+    event_cls = _Event
+
+    def __init__(self, lifecycle: Lifecycle, **kwargs: Any) -> None:
+        self.lifecycle = lifecycle
+        super().__init__(**kwargs)
+
+
 _global_observers: list[Observer] = []
 
 
@@ -152,7 +175,8 @@ class Lifecycle:
         self._by_source: dict[str, list[str]] = {s: [] for s in self.states}
         for t in self.transitions:
             self._by_source[t.source].append(t.trigger)
-        self.machine = Machine(
+        self.machine = _Machine(
+            self,
             model=None,
             states=self.states,
             transitions=[

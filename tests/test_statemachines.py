@@ -81,6 +81,24 @@ def test_every_declared_edge_fires_and_every_other_raises(name: str) -> None:
                 assert lc.fire(obj, trigger) == dest == obj.state
 
 
+@pytest.mark.parametrize("name", list(LIFECYCLES))
+def test_the_machine_itself_refuses_an_undeclared_edge_with_invalid_transition(name: str) -> None:
+    """Firing through ``Lifecycle.machine`` directly, bypassing ``fire``, is held the same."""
+    lc = LIFECYCLES[name]
+    for state in lc.states:
+        for trigger in lc.triggers:
+            obj = Thing(state)
+            if lc.dest(state, trigger) is None:
+                with pytest.raises(InvalidTransition) as info:
+                    lc.machine.events[trigger].trigger(obj)
+                assert obj.state == state
+                assert (info.value.lifecycle, info.value.state, info.value.trigger) == \
+                    (lc.name, state, trigger)
+            else:
+                lc.machine.events[trigger].trigger(obj)
+                assert obj.state == lc.dest(state, trigger)
+
+
 def test_unknown_trigger_raises_subclass() -> None:
     obj = Thing("New")
     with pytest.raises(UnknownTrigger):
