@@ -1016,3 +1016,78 @@ def test_write_json_schemas_creates_the_directory(tmp_path: pathlib.Path) -> Non
     paths = si.write_json_schemas(out)
     assert len(paths) == len(si.MESSAGE_MODELS)
     assert all(p.parent == out and p.is_file() for p in paths)
+
+
+def test_every_message_the_core_sends_parses_strictly_against_the_proto() -> None:
+    """A gang's whole life, rejections included: each callback message, written as the
+    spec's JSON, parses with protobuf's strict JSON reader (unknown fields refused), and
+    ``referenceID`` (not in the seed spec's EventRecord) appears only when it is set."""
+    from google.protobuf import json_format
+
+    from scheduler import ManualClock, Scheduler
+    from scheduler.rpc._generated import si_pb2
+    from scheduler.testing import RecordingShim
+
+    clock = ManualClock(start=10.0)
+    api = Scheduler(clock=clock)
+    shim = RecordingShim()
+    rm = "rm"
+    api.register_resource_manager(si.RegisterResourceManagerRequest(
+        rm_id=rm, policy_group="q", config="partitions:\n  - name: default\n    queues:\n"
+        "      - name: root\n        submitacl: '*'\n        queues:\n          - name: a\n"),
+        shim)
+    res = si.Resource.of
+    api.update_node(si.NodeRequest(rm_id=rm, nodes=[
+        si.NodeInfo(node_id="n1", action=si.NodeAction.CREATE,
+                    schedulable_resource=res(memory=100, vcore=4000)),
+        si.NodeInfo(node_id="n1", action=si.NodeAction.CREATE,
+                    schedulable_resource=res(memory=100))]))
+    api.update_application(si.ApplicationRequest(rm_id=rm, new=[
+        si.AddApplicationRequest(application_id="g", queue_name="root.a",
+                                 ugi=si.UserGroupInformation(user="u"),
+                                 placeholder_ask=res(memory=20, vcore=2000),
+                                 gang_scheduling_style="Hard",
+                                 execution_timeout_milli_seconds=60_000),
+        si.AddApplicationRequest(application_id="p", queue_name="root.a",
+                                 ugi=si.UserGroupInformation(user="u")),
+        si.AddApplicationRequest(application_id="x", queue_name="root.nope",
+                                 ugi=si.UserGroupInformation(user="u"))]))
+
+    def ask(key: str, memory: int, placeholder: bool = False, app: str = "g") -> si.AllocationAsk:
+        return si.AllocationAsk(allocation_key=key, application_id=app,
+                                resource_ask=res(memory=memory, vcore=1000),
+                                task_group_name="tg", placeholder=placeholder)
+
+    api.update_allocation(si.AllocationRequest(rm_id=rm, asks=[
+        ask("ph1", 10, True), ask("ph2", 10, True), ask("stray", 10, app="unknown"),
+        ask("huge", 1000, app="p")]))
+    api.schedule()
+    api.update_allocation(si.AllocationRequest(rm_id=rm, asks=[ask("real", 10)]))
+    api.schedule()
+    for response in shim.of("update_allocation"):
+        for released in response.released:
+            api.update_allocation(si.AllocationRequest(
+                rm_id=rm, releases=si.AllocationReleasesRequest(allocations_to_release=[
+                    released])))
+    api.schedule()
+    clock.advance(61)
+    api.schedule()
+    api.update_node(si.NodeRequest(rm_id=rm, nodes=[
+        si.NodeInfo(node_id="n1", action=si.NodeAction.DECOMISSION)]))
+
+    kinds = {
+        "update_allocation": si_pb2.AllocationResponse,
+        "update_application": si_pb2.ApplicationResponse,
+        "update_node": si_pb2.NodeResponse,
+        "send_event": si_pb2.EventRecord,
+        "update_container_scheduling_state": si_pb2.UpdateContainerSchedulingStateRequest,
+    }
+    seen: dict[str, int] = {}
+    for kind, message in shim.messages:
+        for one in message if isinstance(message, list) else [message]:
+            text = one.model_dump_json(by_alias=True)
+            json_format.Parse(text, kinds[kind](), ignore_unknown_fields=False)
+            if kind == "send_event" and not one.reference_id:
+                assert "referenceID" not in json.loads(text)
+            seen[kind] = seen.get(kind, 0) + 1
+    assert set(seen) == set(kinds), seen

@@ -7,9 +7,9 @@ camelCase names as aliases; see the package docstring for the conventions.
 from __future__ import annotations
 
 import builtins
-from typing import Annotated, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, SerializerFunctionWrapHandler, model_serializer
 
 from .base import (
     _INT32_MAX,
@@ -342,5 +342,15 @@ class EventRecord(_Message):
     )
     # extension: newer SI versions carry it (e.g. the application of an ask event)
     reference_id: str = Field(default="", alias="referenceID")
+
+    @model_serializer(mode="wrap")
+    def _without_unset_reference(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """``referenceID`` is not in the seed spec's EventRecord: a reader that parses
+        strictly against it must not meet the field unless the core set it."""
+        data = handler(self)
+        if not self.reference_id and isinstance(data, dict):
+            data.pop("referenceID", None)
+            data.pop("reference_id", None)
+        return data
 
 
