@@ -22,14 +22,13 @@ import statemachines
 from statemachines import Lifecycle, Observer
 
 from . import si
-from .callback import ResourceManagerCallback, predicates_of
+from .callback import REQUIRED_METHODS, ResourceManagerCallback, predicates_of
 from .clock import Clock, SystemClock
 from .config import DEFAULT_CONFIG_YAML, SchedulerConfig, parse_config
 from .context import CoreContext
-from .delivery import Dispatcher
+from .delivery import Delivery, Dispatcher
 from .dump import dump_partition
 from .errors import ConfigError, UnknownResourceManager
-from .outbox import Delivery
 from .partition import Partition
 
 log = logging.getLogger("yunikorn_fsm")
@@ -47,6 +46,26 @@ def _parsed(text: str) -> SchedulerConfig:
     an invalid text raises ``ConfigError`` each time (exceptions are not cached).
     """
     return parse_config(text)
+
+
+def _expect(value: object, cls: type, call: str) -> None:
+    """A shim that passes the wrong thing is told what the call takes; nothing changes."""
+    if not isinstance(value, cls):
+        wanted = f"si.{cls.__name__}" if cls is not str else "an rm_id string"
+        raise TypeError(f"Scheduler.{call} takes {wanted}, not {type(value).__name__}")
+
+
+def _check_callback(callback: object) -> None:
+    """Refuse, at registration, a callback the core could not deliver to later."""
+    missing = [m for m in REQUIRED_METHODS if not callable(getattr(callback, m, None))]
+    if missing:
+        raise TypeError(
+            f"the callback {type(callback).__name__} lacks {', '.join(missing)}: a "
+            f"ResourceManagerCallback implements {', '.join(REQUIRED_METHODS)} "
+            "(predicates is optional)")
+    predicates = getattr(callback, "predicates", None)
+    if predicates is not None and not callable(predicates):
+        raise TypeError(f"the callback {type(callback).__name__}'s predicates is not callable")
 
 
 class ResourceManager:
@@ -145,7 +164,7 @@ class Scheduler:
         for rm_id, box in list(core.outboxes.items()):
             rm = self._rms.get(rm_id)
             if rm is not None and not box.empty():
-                batch.extend(box.build(rm.callback))
+                batch.extend((rm_id, method, message) for method, message in box.build(rm.callback))
         core.outboxes.clear()
         return batch
 
@@ -199,9 +218,12 @@ class Scheduler:
         """Register an RM with its queue configuration (``002`` "RM register with scheduler").
 
         A known ``rm_id`` is cleaned up first: everything it owned goes and a
-        full resync is expected. An invalid configuration raises ConfigError
+        full resync is expected. An invalid configuration raises ConfigError,
+        and a callback that lacks a method the core calls raises TypeError,
         before anything changes.
         """
+        _expect(request, si.RegisterResourceManagerRequest, "register_resource_manager")
+        _check_callback(callback)
         config = self._parse(request.config)
         with self._transaction():
             old = self._rms.get(request.rm_id)
@@ -243,6 +265,7 @@ class Scheduler:
 
     def connection_lost(self, rm_id: str) -> None:
         """RM lifecycle Running -> Paused; its requests are refused until it re-registers."""
+        _expect(rm_id, str, "connection_lost")
         with self._transaction():
             rm = self._rms.get(rm_id)
             if rm is not None and rm.state == "Running":
@@ -251,6 +274,7 @@ class Scheduler:
 
     def unregister_resource_manager(self, rm_id: str) -> None:
         """Voluntary shutdown: the RM stops and everything it owned is removed."""
+        _expect(rm_id, str, "unregister_resource_manager")
         with self._transaction():
             rm = self._rms.get(rm_id)
             if rm is not None and rm.state != "Stopped":
@@ -258,6 +282,7 @@ class Scheduler:
 
     def update_configuration(self, request: si.UpdateConfigurationRequest) -> None:
         """Hot reload (``003`` "Update and Remove partition"); invalid -> ConfigError."""
+        _expect(request, si.UpdateConfigurationRequest, "update_configuration")
         config = self._parse(request.config)
         with self._transaction():
             rm = self._rms.get(request.rm_id)
@@ -295,6 +320,7 @@ class Scheduler:
     # ------------------------------------------------------------ app requests
     def update_application(self, request: si.ApplicationRequest) -> None:
         """Add and remove applications; answers through ``callback.update_application``."""
+        _expect(request, si.ApplicationRequest, "update_application")
         with self._transaction():
             rm = self._rm(request.rm_id)
             if rm is None:
@@ -320,6 +346,7 @@ class Scheduler:
     # ----------------------------------------------------------- node requests
     def update_node(self, request: si.NodeRequest) -> None:
         """Node actions (``002`` NodeInfo.ActionFromRM); answers through ``update_node``."""
+        _expect(request, si.NodeRequest, "update_node")
         with self._transaction():
             rm = self._rm(request.rm_id)
             if rm is None:
@@ -348,6 +375,7 @@ class Scheduler:
     # ----------------------------------------------------- allocation requests
     def update_allocation(self, request: si.AllocationRequest) -> None:
         """Asks, RM releases and confirmations; answers through ``update_allocation``."""
+        _expect(request, si.AllocationRequest, "update_allocation")
         with self._transaction():
             rm = self._rm(request.rm_id)
             if rm is None:

@@ -20,10 +20,12 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-
-from .outbox import Delivery
+from typing import Any
 
 log = logging.getLogger("yunikorn_fsm")
+
+Delivery = tuple[str, Callable[..., Any], Any]
+"""The RM a message is for, its callback method, and the message."""
 
 
 class Dispatcher:
@@ -103,11 +105,14 @@ class Dispatcher:
                     self._turn.wait()
                 self._delivering = me
             try:
-                for method, message in messages:
+                for rm_id, method, message in messages:
                     try:
                         method(message)
                     except Exception:
-                        log.exception("resource manager callback %s raised", method)
+                        # A shim's bug must not cost the other RMs (or the rest of this
+                        # batch) their messages: log it once and go on.
+                        log.exception("resource manager %s: callback %s raised", rm_id,
+                                      getattr(method, "__name__", method))
             finally:
                 with self._turn:
                     self._delivering = None

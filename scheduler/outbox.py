@@ -21,7 +21,8 @@ from . import si
 from .callback import ResourceManagerCallback
 from .objects import Allocation
 
-Delivery = tuple[Callable[..., Any], Any]
+Message = tuple[Callable[..., Any], Any]
+"""A callback method and the message to call it with."""
 
 
 NODE_REJECTED, NODE_ACCEPTED = 0, 1
@@ -74,7 +75,7 @@ class RMOutbox:
     def empty(self) -> bool:
         return not (self.decisions or self.scheduling or self.events)
 
-    def build(self, callback: ResourceManagerCallback) -> list[Delivery]:
+    def build(self, callback: ResourceManagerCallback) -> list[Message]:
         """Turn the decisions into ``(callback method, message)`` pairs, in decision order.
 
         Consecutive decisions share one response while the shim, reading the
@@ -82,7 +83,7 @@ class RMOutbox:
         made; otherwise a new response starts. Container scheduling states and
         events, which report on decisions, follow in one batch each.
         """
-        out: list[Delivery] = []
+        out: list[Message] = []
         group: list[tuple[int, Any]] = []
         for decision in self.decisions:
             if group and (decision[0] // 10 != group[-1][0] // 10 or decision[0] < group[-1][0]):
@@ -106,7 +107,7 @@ class RMOutbox:
         return out
 
 
-def _response(callback: ResourceManagerCallback, group: list[tuple[int, Any]]) -> Delivery:
+def _response(callback: ResourceManagerCallback, group: list[tuple[int, Any]]) -> Message:
     """One response message for a run of decisions of the same kind of response."""
     by: dict[int, list[Any]] = {}
     for kind, item in group:
