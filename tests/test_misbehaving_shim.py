@@ -116,6 +116,6 @@ def test_the_wrong_argument_is_refused_naming_what_the_call_takes(
 
 def test_a_registration_with_the_wrong_request_type_changes_nothing() -> None:
     api = Scheduler(clock=ManualClock())
-    with pytest.raises(TypeError, match="si.RegisterResourceManagerRequest"):
+    with pytest.raises(TypeError, match=r"si\.RegisterResourceManagerRequest"):
         api.register_resource_manager({"rmID": "rm"}, RecordingShim())  # type: ignore[arg-type]
     assert api.state_dump() == {"rms": [], "partitions": []}
