@@ -782,7 +782,16 @@ def test_nested_empty_id_names_the_path() -> None:
 # ----------------------------------------------------------------------------- other limits
 
 
-@pytest.mark.parametrize("bad", [0, -1, 2**31])
+def test_an_explicit_zero_max_allocations_is_the_default_of_one() -> None:
+    """proto3 writers send ``maxAllocations: 0`` for a field they never set."""
+    ask = si.AllocationAsk.model_validate(
+        {"allocationKey": "k", "applicationID": "a", "maxAllocations": 0})
+    assert ask.max_allocations == 1
+    assert si.AllocationAsk(allocation_key="k", application_id="a",
+                            max_allocations=0).max_allocations == 1
+
+
+@pytest.mark.parametrize("bad", [-1, 2**31])
 def test_max_allocations_must_be_at_least_one(bad: int) -> None:
     with pytest.raises(ValidationError) as exc:
         si.AllocationAsk(allocation_key="k", application_id="a", max_allocations=bad)
@@ -1091,3 +1100,55 @@ def test_every_message_the_core_sends_parses_strictly_against_the_proto() -> Non
                 assert "referenceID" not in json.loads(text)
             seen[kind] = seen.get(kind, 0) + 1
     assert set(seen) == set(kinds), seen
+
+
+@pytest.mark.parametrize("field, bad", [
+    ("allocationKey", "   "), ("allocationKey", "a\nb"), ("applicationID", "x\x00"),
+    ("partitionName", "\t"), ("partitionName", "p\x7f"),
+])
+def test_blank_ids_and_control_characters_are_refused_naming_the_field(
+        field: str, bad: str) -> None:
+    data = {"allocationKey": "k", "applicationID": "a", field: bad}
+    with pytest.raises(ValidationError) as exc:
+        si.AllocationAsk.model_validate(data)
+    assert _error_locs(exc) == [field]
+
+
+@pytest.mark.parametrize("message, data", [
+    (si.NodeInfo, {"nodeID": " "}),
+    (si.AddApplicationRequest, {"applicationID": "a", "queueName": "root.\nq"}),
+    (si.RegisterResourceManagerRequest, {"rmID": "rm\r"}),
+    (si.AllocationRelease, {"UUID": "u\n"}),
+])
+def test_every_kind_of_id_is_held_to_the_same_rule(message: type[BaseModel],
+                                                   data: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        message.model_validate(data)
+
+
+@pytest.mark.parametrize("data, field", [
+    ({"maxAllocations": True}, "maxAllocations"),
+    ({"placeholder": "yes"}, "placeholder"),
+    ({"placeholder": 1}, "placeholder"),
+    ({"priority": False}, "priority"),
+    ({"executionTimeoutMilliSeconds": True}, "executionTimeoutMilliSeconds"),
+])
+def test_typed_fields_are_strict(data: dict[str, Any], field: str) -> None:
+    with pytest.raises(ValidationError) as exc:
+        si.AllocationAsk.model_validate({"allocationKey": "k", "applicationID": "a", **data})
+    assert _error_locs(exc) == [field]
+    # int64 as proto3's JSON writes it, a string of digits, is still read
+    ask = si.AllocationAsk.model_validate({"allocationKey": "k", "applicationID": "a",
+                                           "executionTimeoutMilliSeconds": "1500"})
+    assert ask.execution_timeout_milli_seconds == 1500
+
+
+def test_enum_errors_list_the_spec_names() -> None:
+    with pytest.raises(ValidationError) as exc:
+        si.AllocationRelease.model_validate({"terminationType": "KILLED"})
+    text = str(exc.value)
+    for name in si.TerminationType.__members__:
+        assert name in text
+    with pytest.raises(ValidationError) as exc:
+        si.AllocationRelease.model_validate({"terminationType": 9})
+    assert "PLACEHOLDER_REPLACED" in str(exc.value)

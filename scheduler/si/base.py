@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Self, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict
 
 DEFAULT_PARTITION = "default"
 """The partition a message names when it names none."""
@@ -19,10 +19,32 @@ DEFAULT_PARTITION = "default"
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
-_Int32 = Annotated[int, Field(ge=_INT32_MIN, le=_INT32_MAX)]
-_Int64 = Annotated[int, Field(ge=_INT64_MIN, le=_INT64_MAX)]
+def _no_bool(value: Any) -> Any:
+    """``True`` is an ``int`` in Python but not a number in the spec: refuse it."""
+    if isinstance(value, bool):
+        raise ValueError("must be an integer, not a boolean")
+    return value
+
+
+_Int32 = Annotated[int, Field(ge=_INT32_MIN, le=_INT32_MAX), BeforeValidator(_no_bool)]
+# int64: also from a string of digits, which is how proto3's JSON writes int64
+_Int64 = Annotated[int, Field(ge=_INT64_MIN, le=_INT64_MAX), BeforeValidator(_no_bool)]
+_Bool = Annotated[bool, Strict()]
+"""A boolean field takes ``true``/``false`` only (not ``1`` or ``"yes"``)."""
+def _clean_id(value: str) -> str:
+    """An id a person and a log can read: not blank, no control characters."""
+    if value and not value.strip():
+        raise ValueError("must not be blank")
+    for ch in value:
+        if ord(ch) < 32 or ord(ch) == 127:
+            raise ValueError(f"must not contain control characters (found {ch!r})")
+    return value
+
+
 # an id the spec requires: must be a non-empty string
-_RequiredId = Annotated[str, Field(min_length=1)]
+_RequiredId = Annotated[str, Field(min_length=1), AfterValidator(_clean_id)]
+# an id the spec allows to be empty (the default partition, a release of every ask, ...)
+_Id = Annotated[str, AfterValidator(_clean_id)]
 _ResourceName = Annotated[str, Field(min_length=1)]
 
 _setattr = object.__setattr__
@@ -100,7 +122,8 @@ class _Message(BaseModel):
 class Quantity(_Message):
     """A single non-negative int64 amount (002 spec, "Ask for more resources", common fields)."""
 
-    value: Annotated[int, Field(ge=0, le=_INT64_MAX)] = Field(default=0, alias="value")
+    value: Annotated[int, Field(ge=0, le=_INT64_MAX), BeforeValidator(_no_bool)] = Field(
+        default=0, alias="value")
 
 
 class Resource(_Message):

@@ -30,11 +30,19 @@ class ProtoEnum(enum.Enum):
         if isinstance(value, enum.Enum) and not isinstance(value, cls):
             # pydantic would take another enum's member by its value
             raise ValueError(f"expected a {cls.__name__}, got {value!r}")
+        if isinstance(value, cls):
+            return value
         if isinstance(value, str):
             member = cls.__members__.get(value)
             if member is not None:
                 return member
-        return value
+        elif isinstance(value, int):
+            for member in cls.__members__.values():
+                if member.value == value:
+                    return member
+        # the spec's names, not pydantic's list of numbers
+        raise ValueError(f"expected one of {', '.join(cls.__members__)} (or its number), "
+                         f"got {value!r}")
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:

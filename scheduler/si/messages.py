@@ -9,12 +9,20 @@ from __future__ import annotations
 import builtins
 from typing import Annotated, Any, ClassVar
 
-from pydantic import AliasChoices, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    AliasChoices,
+    BeforeValidator,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from .base import (
     _INT32_MAX,
     DEFAULT_PARTITION,
     Resource,
+    _Bool,
+    _Id,
     _Int32,
     _Int64,
     _Message,
@@ -61,8 +69,16 @@ class UpdateConfigurationRequest(_Message):
 class PreemptionPolicy(_Message):
     """An ask's preemption opt-out / opt-in flags (002 spec, "Preemption policy")."""
 
-    allow_preempt_self: bool = Field(default=False, alias="allowPreemptSelf")
-    allow_preempt_other: bool = Field(default=False, alias="allowPreemptOther")
+    allow_preempt_self: _Bool = Field(default=False, alias="allowPreemptSelf")
+    allow_preempt_other: _Bool = Field(default=False, alias="allowPreemptOther")
+
+
+def _unset_is_one(value: Any) -> Any:
+    """``maxAllocations: 0`` is what a proto3 writer sends for "not set": the spec's
+    default, one allocation."""
+    if isinstance(value, bool):
+        raise ValueError("must be an integer, not a boolean")
+    return 1 if value == 0 else value
 
 
 class AllocationAsk(_Message):
@@ -70,17 +86,16 @@ class AllocationAsk(_Message):
 
     allocation_key: _RequiredId = Field(alias="allocationKey")
     application_id: _RequiredId = Field(alias="applicationID")
-    partition_name: str = Field(default=DEFAULT_PARTITION, alias="partitionName")
+    partition_name: _Id = Field(default=DEFAULT_PARTITION, alias="partitionName")
     resource_ask: Resource = Field(default_factory=Resource, alias="resourceAsk")
-    max_allocations: Annotated[int, Field(ge=1, le=_INT32_MAX)] = Field(
-        default=1, alias="maxAllocations"
-    )
+    max_allocations: Annotated[int, Field(ge=1, le=_INT32_MAX), BeforeValidator(_unset_is_one)] = (
+        Field(default=1, alias="maxAllocations"))
     priority: _Int32 = Field(default=0, alias="priority")
     execution_timeout_milli_seconds: _Int64 = Field(default=0, alias="executionTimeoutMilliSeconds")
     tags: dict[str, str] = Field(default_factory=dict, alias="tags")
-    task_group_name: str = Field(default="", alias="taskGroupName")
-    placeholder: bool = Field(default=False, alias="placeholder")
-    originator: bool = Field(default=False, alias="Originator")
+    task_group_name: _Id = Field(default="", alias="taskGroupName")
+    placeholder: _Bool = Field(default=False, alias="placeholder")
+    originator: _Bool = Field(default=False, alias="Originator")
     preemption_policy: PreemptionPolicy | None = Field(default=None, alias="preemptionPolicy")
 
 
@@ -98,8 +113,8 @@ class AddApplicationRequest(_Message):
     """A new application (002 "Application requests"; placeholderAsk: 001 "AddApplication")."""
 
     application_id: _RequiredId = Field(alias="applicationID")
-    queue_name: str = Field(default="", alias="queueName")
-    partition_name: str = Field(default=DEFAULT_PARTITION, alias="partitionName")
+    queue_name: _Id = Field(default="", alias="queueName")
+    partition_name: _Id = Field(default=DEFAULT_PARTITION, alias="partitionName")
     ugi: UserGroupInformation = Field(default_factory=UserGroupInformation, alias="ugi")
     tags: dict[str, str] = Field(default_factory=dict, alias="tags")
     execution_timeout_milli_seconds: _Int64 = Field(default=0, alias="executionTimeoutMilliSeconds")
@@ -111,7 +126,7 @@ class RemoveApplicationRequest(_Message):
     """An application the RM removes (002 spec, "Application requests")."""
 
     application_id: _RequiredId = Field(alias="applicationID")
-    partition_name: str = Field(default=DEFAULT_PARTITION, alias="partitionName")
+    partition_name: _Id = Field(default=DEFAULT_PARTITION, alias="partitionName")
 
 
 # --------------------------------------------------------------------------- allocations
@@ -122,35 +137,35 @@ class Allocation(_Message):
 
     allocation_key: _RequiredId = Field(alias="allocationKey")
     allocation_tags: dict[str, str] = Field(default_factory=dict, alias="allocationTags")
-    uuid: str = Field(default="", alias="UUID")
+    uuid: _Id = Field(default="", alias="UUID")
     resource_per_alloc: Resource = Field(default_factory=Resource, alias="resourcePerAlloc")
     priority: _Int32 = Field(default=0, alias="priority")
     node_id: _RequiredId = Field(alias="nodeID")
     application_id: _RequiredId = Field(alias="applicationID")
-    partition_name: str = Field(default=DEFAULT_PARTITION, alias="partitionName")
-    task_group_name: str = Field(default="", alias="taskGroupName")
-    placeholder: bool = Field(default=False, alias="placeholder")
+    partition_name: _Id = Field(default=DEFAULT_PARTITION, alias="partitionName")
+    task_group_name: _Id = Field(default="", alias="taskGroupName")
+    placeholder: _Bool = Field(default=False, alias="placeholder")
 
 
 class AllocationRelease(_Message):
     """An allocation release or its confirmation (002 "Release previously allocated resources")."""
 
-    partition_name: str = Field(default=DEFAULT_PARTITION, alias="partitionName")
-    application_id: str = Field(default="", alias="applicationID")
-    uuid: str = Field(default="", alias="UUID")
+    partition_name: _Id = Field(default=DEFAULT_PARTITION, alias="partitionName")
+    application_id: _Id = Field(default="", alias="applicationID")
+    uuid: _Id = Field(default="", alias="UUID")
     termination_type: TerminationType = Field(
         default=TerminationType.UNKNOWN_TERMINATION_TYPE, alias="terminationType"
     )
     message: str = Field(default="", alias="message")
-    allocation_key: str = Field(default="", alias="allocationKey")
+    allocation_key: _Id = Field(default="", alias="allocationKey")
 
 
 class AllocationAskRelease(_Message):
     """An ask release or its confirmation (002 spec, "Release previously allocated resources")."""
 
-    partition_name: str = Field(default=DEFAULT_PARTITION, alias="partitionName")
-    application_id: str = Field(default="", alias="applicationID")
-    allocation_key: str = Field(default="", alias="allocationKey")
+    partition_name: _Id = Field(default=DEFAULT_PARTITION, alias="partitionName")
+    application_id: _Id = Field(default="", alias="applicationID")
+    allocation_key: _Id = Field(default="", alias="allocationKey")
     termination_type: TerminationType = Field(
         default=TerminationType.UNKNOWN_TERMINATION_TYPE, alias="terminationType"
     )
@@ -192,15 +207,15 @@ class NodeInfo(_Message):
 class RejectedAllocationAsk(_Message):
     """An ask the scheduler rejected, with the reason (002 spec, "Feedback from Scheduler")."""
 
-    allocation_key: str = Field(default="", alias="allocationKey")
-    application_id: str = Field(default="", alias="applicationID")
+    allocation_key: _Id = Field(default="", alias="allocationKey")
+    application_id: _Id = Field(default="", alias="applicationID")
     reason: str = Field(default="", alias="reason")
 
 
 class UpdatedApplication(_Message):
     """An application state change reported to the RM (002 spec, "RM and scheduler updates")."""
 
-    application_id: str = Field(default="", alias="applicationID")
+    application_id: _Id = Field(default="", alias="applicationID")
     state: str = Field(default="", alias="state")
     state_transition_timestamp: _Int64 = Field(default=0, alias="stateTransitionTimestamp")
     message: str = Field(default="", alias="message")
@@ -209,27 +224,27 @@ class UpdatedApplication(_Message):
 class RejectedApplication(_Message):
     """A rejected application and the reason (002 spec, "RM and scheduler updates")."""
 
-    application_id: str = Field(default="", alias="applicationID")
+    application_id: _Id = Field(default="", alias="applicationID")
     reason: str = Field(default="", alias="reason")
 
 
 class AcceptedApplication(_Message):
     """An application the scheduler accepted (002 spec, "RM and scheduler updates")."""
 
-    application_id: str = Field(default="", alias="applicationID")
+    application_id: _Id = Field(default="", alias="applicationID")
 
 
 class RejectedNode(_Message):
     """A rejected node registration and the reason (002 spec, "RM and scheduler updates")."""
 
-    node_id: str = Field(default="", alias="nodeID")
+    node_id: _Id = Field(default="", alias="nodeID")
     reason: str = Field(default="", alias="reason")
 
 
 class AcceptedNode(_Message):
     """A node registration the scheduler accepted (002 spec, "RM and scheduler updates")."""
 
-    node_id: str = Field(default="", alias="nodeID")
+    node_id: _Id = Field(default="", alias="nodeID")
 
 
 # --------------------------------------------------------------------------- requests / responses
@@ -288,16 +303,16 @@ class NodeResponse(_Message):
 class PredicatesArgs(_Message):
     """The ask and node a predicates check runs for (002 spec, "Scheduler plugin")."""
 
-    allocation_key: str = Field(default="", alias="allocationKey")
-    node_id: str = Field(default="", alias="nodeID")
-    allocate: bool = Field(default=False, alias="allocate")
+    allocation_key: _Id = Field(default="", alias="allocationKey")
+    node_id: _Id = Field(default="", alias="nodeID")
+    allocate: _Bool = Field(default=False, alias="allocate")
 
 
 class PreemptionPredicatesArgs(_Message):
     """A predicates check after tentatively removing allocations (002 spec, "Scheduler plugin")."""
 
-    allocation_key: str = Field(default="", alias="allocationKey")
-    node_id: str = Field(default="", alias="nodeID")
+    allocation_key: _Id = Field(default="", alias="allocationKey")
+    node_id: _Id = Field(default="", alias="nodeID")
     preempt_allocation_keys: list[str] = Field(default_factory=list, alias="preemptAllocationKeys")
     start_index: _Int32 = Field(default=0, alias="startIndex")
 
@@ -305,7 +320,7 @@ class PreemptionPredicatesArgs(_Message):
 class PreemptionPredicatesResponse(_Message):
     """The outcome of a preemption predicates check (002 spec, "Scheduler plugin")."""
 
-    success: bool = Field(default=False, alias="success")
+    success: _Bool = Field(default=False, alias="success")
     index: _Int32 = Field(default=0, alias="index")
 
 
@@ -315,12 +330,12 @@ class UpdateContainerSchedulingStateRequest(_Message):
     SchedulingState: ClassVar[builtins.type[_SchedulingState]] = _SchedulingState
 
     # the spec spells the JSON name "applicartionID"; "applicationID" is accepted as well
-    application_id: str = Field(
+    application_id: _Id = Field(
         default="",
         validation_alias=AliasChoices("applicartionID", "applicationID", "application_id"),
         serialization_alias="applicartionID",
     )
-    allocation_key: str = Field(default="", alias="allocationKey")
+    allocation_key: _Id = Field(default="", alias="allocationKey")
     state: _SchedulingState = Field(
         default=_SchedulingState.UNKNOWN_SCHEDULING_STATE, alias="state"
     )
