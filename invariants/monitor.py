@@ -5,6 +5,10 @@ every callback the step causes, and judges them when the step ends
 (:meth:`ModelShim.end`) against what a shim knows (``invariants/shim.py``)
 and the checker's own reading of the configuration (``invariants/model.py``).
 Each rule it applies is a named protocol check (``invariants/protocol.py``).
+Judging that needs no more of it than ``invariants/calls.py``'s ``Monitor``
+lives in modules of its own, which never import this one: the configuration
+an RM registers or reloads (``invariants/configured.py``) and what the core
+says (``invariants/answers.py``).
 It works the same for the random checker, the explorer and the replay of a
 trace a real shim recorded: it needs only the traffic, plus a read-only look
 at the core (``invariants/view.py``) for the checks that compare the two.
@@ -20,11 +24,10 @@ from typing import Any
 import statemachines
 from scheduler import Scheduler, si
 from scheduler.clock import Clock
-from scheduler.config import DEFAULT_CONFIG_YAML
-from scheduler.errors import ConfigError, UnknownResourceManager
+from scheduler.errors import UnknownResourceManager
 from scheduler.trace import Step
 
-from . import answers, model, view
+from . import answers, configured, model, view
 from . import protocol as P
 from . import quantities as qty
 from .calls import Call
@@ -156,10 +159,10 @@ class ModelShim:
             self.report(P.NO_EXCEPTION, f"rm {call.rm_id}",
                         f"a request of a registered RM raised {error}")
         if step.call == "register_resource_manager":
-            self._end_register(call, step.request, error)
+            configured.end_register(self, call, step.request, error)
             rv = self.rms.get(call.rm_id)
         elif step.call == "update_configuration":
-            self._end_reload(call, rv, step.request, error)
+            configured.end_reload(self, call, rv, step.request, error)
         elif step.call == "connection_lost":
             if rv is not None and not rv.stopped and not rv.paused:
                 rv.paused = True
@@ -241,96 +244,7 @@ class ModelShim:
                 for r in req.releases.allocation_asks_to_release)
         return False
 
-    # ------------------------------------------------------------------ registration
-    def _end_register(self, call: Call, req: si.RegisterResourceManagerRequest,
-                      error: BaseException | None) -> None:
-        text = req.config if req.config.strip() else DEFAULT_CONFIG_YAML
-        try:
-            config = model.read(text)
-        except ConfigError:
-            if error is None:
-                self.report(P.CONFIG_APPLIED, f"rm {req.rm_id}",
-                            "an invalid configuration was accepted at registration")
-            return
-        if error is not None:
-            if not isinstance(error, ConfigError):
-                raise error
-            self.report(P.CONFIG_APPLIED, f"rm {req.rm_id}",
-                        f"a valid configuration was refused: {error}")
-            return
-        self.rms[req.rm_id] = RMView(req.rm_id, config)
-        for p in view.partitions(self.api):
-            if p.rm_id == req.rm_id and (p.apps or p.nodes or p.allocations):
-                self.report(P.RECOVERY, f"rm {req.rm_id}",
-                            f"registering again left partition {p.name} holding "
-                            f"{len(p.apps)} applications and {len(p.nodes)} nodes")
-        self._check_config(req.rm_id, config)
-
-    def _end_reload(self, call: Call, rv: RMView | None, req: si.UpdateConfigurationRequest,
-                    error: BaseException | None) -> None:
-        if error is not None:
-            if not isinstance(error, ConfigError | UnknownResourceManager):
-                raise error
-            return
-        if rv is None or rv.stopped or rv.paused:
-            self.report(P.CONFIG_APPLIED, f"rm {req.rm_id}",
-                        "a reload from an RM that is not running was accepted")
-            return
-        text = req.config if req.config.strip() else DEFAULT_CONFIG_YAML
-        try:
-            rv.config = model.read(text)
-        except ConfigError:
-            self.report(P.CONFIG_APPLIED, f"rm {req.rm_id}",
-                        "an invalid configuration was accepted by a reload")
-            return
-        self._check_config(req.rm_id, rv.config)
-
-    def _check_config(self, rm_id: str, config: model.ConfigModel) -> None:
-        for name, pm in config.partitions.items():
-            p = self.core_partition(rm_id, name)
-            if p is None or p.state != "Active":
-                self.report(P.CONFIG_APPLIED, f"partition {name}",
-                            "a configured partition is missing or not active")
-                continue
-            for path, qm in pm.queues.items():
-                q = p.queues.get(path)
-                subject = f"queue {name}/{path}"
-                if q is None or q.state != "Active":
-                    self.report(P.CONFIG_APPLIED, subject, "configured but missing or not "
-                                f"active ({None if q is None else q.state})")
-                    continue
-                if not q.apps and not q.children and q.is_leaf != qm.leaf:
-                    self.report(P.CONFIG_APPLIED, subject,
-                                f"configured as {'leaf' if qm.leaf else 'parent'}, is "
-                                f"{'leaf' if q.is_leaf else 'parent'}")
-                for what, have, want in (("max", q.max, qm.max),
-                                         ("guaranteed", q.guaranteed, qm.guaranteed)):
-                    if not qty.same(have or {}, want or {}):
-                        self.report(P.CONFIG_APPLIED, subject,
-                                    f"{what} is {qty.show(have or {})}, configured "
-                                    f"{qty.show(want or {})}")
-                if q.max_applications != qm.max_applications:
-                    self.report(P.CONFIG_APPLIED, subject,
-                                f"maxapplications is {q.max_applications}, configured "
-                                f"{qm.max_applications}")
-                if q.is_leaf and q.sort_policy != qm.sort_policy:
-                    self.report(P.CONFIG_APPLIED, subject,
-                                f"sort policy is {q.sort_policy}, configured "
-                                f"{qm.sort_policy}")
-
     # ------------------------------------------------------------------ applications
-    def _lookup(self, rm_id: str, partition: str,
-                overlay: dict[str, bool]) -> Callable[[str], bool | None]:
-        p = self.core_partition(rm_id, partition)
-
-        def lookup(path: str) -> bool | None:
-            if path in overlay:
-                return overlay[path]
-            q = p.queues.get(path) if p is not None else None
-            return None if q is None else bool(q.is_leaf)
-
-        return lookup
-
     def _begin_apps(self, rv: RMView, call: Call, req: si.ApplicationRequest) -> None:
         overlays: dict[str, dict[str, bool]] = {}
         taken = {a for a, v in rv.apps.items() if v.live}
@@ -358,7 +272,7 @@ class ModelShim:
         core = self.core_partition(rm_id, add.partition_name)
         if pm is None or core is None:
             return None, "no such partition"
-        lookup = self._lookup(rm_id, add.partition_name, overlay)
+        lookup = configured.queue_lookup(self, rm_id, add.partition_name, overlay)
         user, groups = add.ugi.user, list(add.ugi.groups)
         placed = model.place(pm.rules, add.queue_name, user, groups, add.tags, lookup)
         if placed is None:
