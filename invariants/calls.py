@@ -1,9 +1,10 @@
 """One step being judged: what the shim sent, what the core answered, how to report.
 
 Shared by the monitor (``invariants/monitor.py``), which fills it, and the
-modules that judge it: the configuration checks (``invariants/configured.py``)
-and the answer checks (``invariants/answers.py``). They take the monitor as
-the :class:`Monitor` Protocol below, so none of them imports the monitor.
+modules that judge it: the configuration checks (``invariants/configured.py``),
+the request checks (``invariants/requests.py``) and the answer checks
+(``invariants/answers.py``). They take the monitor as the :class:`Monitor`
+Protocol below, so none of them imports the monitor.
 """
 
 from __future__ import annotations
