@@ -1,7 +1,10 @@
 """One step being judged: what the shim sent, what the core answered, how to report.
 
 Shared by the monitor (``invariants/monitor.py``), which fills it, and the
-answer checks (``invariants/answers.py``), which judge it.
+modules that judge it: the configuration checks (``invariants/configured.py``),
+the request checks (``invariants/requests.py``) and the answer checks
+(``invariants/answers.py``). They take the monitor as the :class:`Monitor`
+Protocol below, so none of them imports the monitor.
 """
 
 from __future__ import annotations
@@ -10,15 +13,20 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from scheduler import si
+from scheduler import Scheduler, si
 from scheduler.trace import Step
 
 from . import model
-from .shim import AllocView
+from .shim import AllocView, RMView
 
 
 class Monitor(Protocol):
-    """What the answer checks need from the monitor."""
+    """What the judging modules need from the monitor."""
+
+    api: Scheduler
+    """The core, read only through ``invariants/view.py``."""
+    rms: dict[str, RMView]
+    """What the shim knows of each RM it registered."""
 
     def report(self, check: str, subject: str, explanation: str) -> None: ...
 

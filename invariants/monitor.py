@@ -5,6 +5,11 @@ every callback the step causes, and judges them when the step ends
 (:meth:`ModelShim.end`) against what a shim knows (``invariants/shim.py``)
 and the checker's own reading of the configuration (``invariants/model.py``).
 Each rule it applies is a named protocol check (``invariants/protocol.py``).
+Judging that needs no more of it than ``invariants/calls.py``'s ``Monitor``
+lives in modules of its own, which never import this one: the configuration
+an RM registers or reloads (``invariants/configured.py``), what each request
+must do (``invariants/requests.py``) and what the core says
+(``invariants/answers.py``).
 It works the same for the random checker, the explorer and the replay of a
 trace a real shim recorded: it needs only the traffic, plus a read-only look
 at the core (``invariants/view.py``) for the checks that compare the two.
@@ -20,22 +25,21 @@ from typing import Any
 import statemachines
 from scheduler import Scheduler, si
 from scheduler.clock import Clock
-from scheduler.config import DEFAULT_CONFIG_YAML
-from scheduler.errors import ConfigError, UnknownResourceManager
+from scheduler.errors import UnknownResourceManager
 from scheduler.trace import Step
 
-from . import answers, model, view
+from . import answers, configured, requests, view
 from . import protocol as P
 from . import quantities as qty
 from .calls import Call
 from .registry import Violation
-from .shim import AllocView, AppView, AskView, NodeView, RMView
+from .requests import NODE_PARTITION
+from .shim import RMView
 
 TT = si.TerminationType
 NA = si.NodeAction
 APP = statemachines.APPLICATION
 CORE_TYPES = (TT.TIMEOUT, TT.PLACEHOLDER_REPLACED)
-NODE_PARTITION = "si/node-partition"
 
 Predicate = Callable[[str, str], bool]
 """``(allocation key, node id) -> bool``: a deterministic predicates callback."""
@@ -140,11 +144,11 @@ class ModelShim:
         if rv is None or refused:
             return
         if step.call == "update_application":
-            self._begin_apps(rv, call, step.request)
+            requests.begin_apps(self, rv, call, step.request)
         elif step.call == "update_node":
-            self._begin_nodes(rv, call, step.request)
+            requests.begin_nodes(rv, call, step.request)
         elif step.call == "update_allocation":
-            self._begin_allocation(rv, call, step.request)
+            requests.begin_allocation(rv, call, step.request)
 
     def end(self, step: Step, error: BaseException | None = None) -> None:
         """Judge what the core answered to ``step``; record what the shim now knows."""
@@ -156,10 +160,10 @@ class ModelShim:
             self.report(P.NO_EXCEPTION, f"rm {call.rm_id}",
                         f"a request of a registered RM raised {error}")
         if step.call == "register_resource_manager":
-            self._end_register(call, step.request, error)
+            configured.end_register(self, call, step.request, error)
             rv = self.rms.get(call.rm_id)
         elif step.call == "update_configuration":
-            self._end_reload(call, rv, step.request, error)
+            configured.end_reload(self, call, rv, step.request, error)
         elif step.call == "connection_lost":
             if rv is not None and not rv.stopped and not rv.paused:
                 rv.paused = True
@@ -168,11 +172,11 @@ class ModelShim:
             if rv is not None:
                 rv.stopped = True
         elif rv is not None and step.call == "update_application":
-            self._end_apps(rv, call)
+            requests.end_apps(self, rv, call)
         elif rv is not None and step.call == "update_node":
-            self._end_nodes(rv, call, step.request)
+            requests.end_nodes(self, rv, call, step.request)
         elif rv is not None and step.call == "update_allocation":
-            self._end_allocation(rv, call, step.request)
+            requests.end_allocation(self, rv, call, step.request)
         if step.call == "schedule":
             # A cycle decides (and fires timers) for every running RM, not a paused one.
             for each in [r for r in self.rms.values() if not r.stopped and not r.paused]:
@@ -241,379 +245,6 @@ class ModelShim:
                 for r in req.releases.allocation_asks_to_release)
         return False
 
-    # ------------------------------------------------------------------ registration
-    def _end_register(self, call: Call, req: si.RegisterResourceManagerRequest,
-                      error: BaseException | None) -> None:
-        text = req.config if req.config.strip() else DEFAULT_CONFIG_YAML
-        try:
-            config = model.read(text)
-        except ConfigError:
-            if error is None:
-                self.report(P.CONFIG_APPLIED, f"rm {req.rm_id}",
-                            "an invalid configuration was accepted at registration")
-            return
-        if error is not None:
-            if not isinstance(error, ConfigError):
-                raise error
-            self.report(P.CONFIG_APPLIED, f"rm {req.rm_id}",
-                        f"a valid configuration was refused: {error}")
-            return
-        self.rms[req.rm_id] = RMView(req.rm_id, config)
-        for p in view.partitions(self.api):
-            if p.rm_id == req.rm_id and (p.apps or p.nodes or p.allocations):
-                self.report(P.RECOVERY, f"rm {req.rm_id}",
-                            f"registering again left partition {p.name} holding "
-                            f"{len(p.apps)} applications and {len(p.nodes)} nodes")
-        self._check_config(req.rm_id, config)
-
-    def _end_reload(self, call: Call, rv: RMView | None, req: si.UpdateConfigurationRequest,
-                    error: BaseException | None) -> None:
-        if error is not None:
-            if not isinstance(error, ConfigError | UnknownResourceManager):
-                raise error
-            return
-        if rv is None or rv.stopped or rv.paused:
-            self.report(P.CONFIG_APPLIED, f"rm {req.rm_id}",
-                        "a reload from an RM that is not running was accepted")
-            return
-        text = req.config if req.config.strip() else DEFAULT_CONFIG_YAML
-        try:
-            rv.config = model.read(text)
-        except ConfigError:
-            self.report(P.CONFIG_APPLIED, f"rm {req.rm_id}",
-                        "an invalid configuration was accepted by a reload")
-            return
-        self._check_config(req.rm_id, rv.config)
-
-    def _check_config(self, rm_id: str, config: model.ConfigModel) -> None:
-        for name, pm in config.partitions.items():
-            p = self.core_partition(rm_id, name)
-            if p is None or p.state != "Active":
-                self.report(P.CONFIG_APPLIED, f"partition {name}",
-                            "a configured partition is missing or not active")
-                continue
-            for path, qm in pm.queues.items():
-                q = p.queues.get(path)
-                subject = f"queue {name}/{path}"
-                if q is None or q.state != "Active":
-                    self.report(P.CONFIG_APPLIED, subject, "configured but missing or not "
-                                f"active ({None if q is None else q.state})")
-                    continue
-                if not q.apps and not q.children and q.is_leaf != qm.leaf:
-                    self.report(P.CONFIG_APPLIED, subject,
-                                f"configured as {'leaf' if qm.leaf else 'parent'}, is "
-                                f"{'leaf' if q.is_leaf else 'parent'}")
-                for what, have, want in (("max", q.max, qm.max),
-                                         ("guaranteed", q.guaranteed, qm.guaranteed)):
-                    if not qty.same(have or {}, want or {}):
-                        self.report(P.CONFIG_APPLIED, subject,
-                                    f"{what} is {qty.show(have or {})}, configured "
-                                    f"{qty.show(want or {})}")
-                if q.max_applications != qm.max_applications:
-                    self.report(P.CONFIG_APPLIED, subject,
-                                f"maxapplications is {q.max_applications}, configured "
-                                f"{qm.max_applications}")
-                if q.is_leaf and q.sort_policy != qm.sort_policy:
-                    self.report(P.CONFIG_APPLIED, subject,
-                                f"sort policy is {q.sort_policy}, configured "
-                                f"{qm.sort_policy}")
-
-    # ------------------------------------------------------------------ applications
-    def _lookup(self, rm_id: str, partition: str,
-                overlay: dict[str, bool]) -> Callable[[str], bool | None]:
-        p = self.core_partition(rm_id, partition)
-
-        def lookup(path: str) -> bool | None:
-            if path in overlay:
-                return overlay[path]
-            q = p.queues.get(path) if p is not None else None
-            return None if q is None else bool(q.is_leaf)
-
-        return lookup
-
-    def _begin_apps(self, rv: RMView, call: Call, req: si.ApplicationRequest) -> None:
-        overlays: dict[str, dict[str, bool]] = {}
-        taken = {a for a, v in rv.apps.items() if v.live}
-        for add in req.new:
-            overlay = overlays.setdefault(add.partition_name, {})
-            placed, why = self._admission(rv, call.rm_id, add, overlay, taken)
-            call.new_apps.append((add, placed, why))
-            if placed is not None:
-                taken.add(add.application_id)
-                for i, path in enumerate(placed.create):
-                    overlay[path] = i == len(placed.create) - 1
-        for remove in req.remove:
-            if remove.application_id in rv.apps:
-                call.removed_apps.append(remove.application_id)
-                for a in rv.allocs_of(remove.application_id):
-                    call.confirm_expected[a.uuid] += 1
-                    call.gone[a.uuid] = rv.allocs.pop(a.uuid)
-
-    def _admission(self, rv: RMView, rm_id: str, add: si.AddApplicationRequest,
-                   overlay: dict[str, bool], taken: set[str]) -> tuple[model.Placed | None, str]:
-        """The checker's own admission decision: where the application goes, or why not."""
-        if add.application_id in taken:
-            return None, "duplicate"
-        pm = rv.config.partition(add.partition_name)
-        core = self.core_partition(rm_id, add.partition_name)
-        if pm is None or core is None:
-            return None, "no such partition"
-        lookup = self._lookup(rm_id, add.partition_name, overlay)
-        user, groups = add.ugi.user, list(add.ugi.groups)
-        placed = model.place(pm.rules, add.queue_name, user, groups, add.tags, lookup)
-        if placed is None:
-            return None, "placement"
-        if core.state != "Active":
-            return None, "partition not active"
-        anchor = placed.path.rsplit(".", len(placed.create))[0] if placed.create else placed.path
-        kind = lookup(anchor)
-        if placed.create and (kind is None or kind):
-            return None, "create below a leaf"
-        if not placed.create and kind is not True:
-            return None, "not a leaf"
-        parts = anchor.split(".")
-        for depth in range(1, len(parts) + 1):
-            q = core.queues.get(".".join(parts[:depth]))
-            if q is not None and q.state != "Active":
-                return None, "queue not active"
-        if not model.may_submit(pm.chain(anchor), user, groups):
-            return None, "acl"
-        style = add.gang_scheduling_style or "Soft"
-        if style not in ("Hard", "Soft"):
-            return None, "gang style"
-        ph = add.placeholder_ask.as_dict() if add.placeholder_ask else {}
-        if qty.positive(ph):
-            policy, maxes = self._gang_rules(pm, core, anchor, placed)
-            if policy == "fair":
-                return None, "gang in a fair queue"
-            if any(not qty.within(ph, mx) for mx in maxes):
-                return None, "gang over a max"
-        return placed, ""
-
-    def _gang_rules(self, pm: model.PartitionModel, core: Any, anchor: str,
-                    placed: model.Placed) -> tuple[str, list[dict[str, int]]]:
-        """The sort policy and the maxes a gang is admitted against (created leaf included)."""
-        parts = anchor.split(".")
-        maxes = []
-        for depth in range(len(parts), 0, -1):
-            q = core.queues.get(".".join(parts[:depth]))
-            if q is not None and q.max:
-                maxes.append(dict(q.max))
-        configured = pm.queues.get(anchor)
-        if configured is not None:
-            props = dict(configured.properties)
-        else:
-            q = core.queues.get(anchor)
-            props = dict(q.properties) if q is not None else {}
-        template = configured.template if configured is not None else None
-        if len(placed.create) == 1 and template is not None:
-            props.update(template.properties)
-            if template.max:
-                maxes.append(dict(template.max))
-        return props.get(model.SORT_POLICY, "").lower() or "fifo", maxes
-
-    def _end_apps(self, rv: RMView, call: Call) -> None:
-        answers_per_id = Counter(add.application_id for add, _p, _w in call.new_apps)
-        for add, placed, why in call.new_apps:
-            app_id = add.application_id
-            n = call.app_answers[app_id]
-            if n != answers_per_id[app_id]:
-                self.report(P.ANSWERED, f"application {app_id}",
-                            f"answered {n} times in the call that added it")
-            accepted = app_id in call.accepted_apps
-            if placed is None and accepted:
-                self.report(P.ADMISSION, f"application {app_id}",
-                            f"accepted, but the checker's reading says reject ({why})")
-            elif placed is not None and not accepted:
-                self.report(P.ADMISSION, f"application {app_id}",
-                            f"rejected, but the checker's reading accepts it into "
-                            f"{placed.path}")
-        for app_id in call.removed_apps:
-            rv.apps.pop(app_id, None)
-            rv.finished.pop(app_id, None)
-            for k in [k for k in rv.asks if k[0] == app_id]:
-                del rv.asks[k]
-
-    def _accepted(self, rv: RMView, call: Call, add: si.AddApplicationRequest,
-                  placed: model.Placed | None) -> None:
-        app_id = add.application_id
-        ph = add.placeholder_ask.as_dict() if add.placeholder_ask else {}
-        timeout = add.execution_timeout_milli_seconds
-        path = placed.path if placed is not None else model.qualify(add.queue_name)
-        rv.apps[app_id] = AppView(
-            app_id, add.partition_name or "default", add, path,
-            gang=qty.positive(ph), style=add.gang_scheduling_style or "Soft",
-            placeholder_timeout=timeout / 1000.0 if timeout > 0 else 15 * 60.0,
-            state_since=call.now)
-        rv.finished.pop(app_id, None)
-        for k in [k for k in rv.asks if k[0] == app_id]:
-            del rv.asks[k]
-        core = self.core_partition(call.rm_id, add.partition_name)
-        app = core.apps.get(app_id) if core is not None else None
-        if placed is not None and (app is None or app.queue is None
-                                   or app.queue.path != placed.path):
-            where = None if app is None or app.queue is None else app.queue.path
-            self.report(P.ADMISSION, f"application {app_id}",
-                        f"accepted into {where}, the checker's placement reading says "
-                        f"{placed.path}")
-
-    # ------------------------------------------------------------------ nodes
-    def _begin_nodes(self, rv: RMView, call: Call, req: si.NodeRequest) -> None:
-        known = set(rv.nodes)
-        for info in req.nodes:
-            if info.action == NA.CREATE:
-                if info.node_id in known:
-                    call.must_reject_nodes.append(info.node_id)
-                known.add(info.node_id)
-                continue
-            node = rv.nodes.get(info.node_id)
-            bad = (node is None or info.action == NA.UNKNOWN_ACTION_FROM_RM
-                   or (info.action == NA.DRAIN_NODE and node.state != "Schedulable")
-                   or (info.action == NA.DRAIN_TO_SCHEDULABLE and node.state != "Draining"))
-            if bad:
-                call.must_reject_nodes.append(info.node_id)
-            elif info.action == NA.DECOMISSION:
-                for a in rv.allocs_on(info.node_id):
-                    call.confirm_expected[a.uuid] += 1
-                    call.gone[a.uuid] = rv.allocs.pop(a.uuid)
-
-    def _end_nodes(self, rv: RMView, call: Call, req: si.NodeRequest) -> None:
-        for node_id in call.must_reject_nodes:
-            if node_id not in call.rejected_nodes:
-                self.report(P.EXPECTED_REJECTION, f"node {node_id}",
-                            "an invalid node request was not rejected")
-        for info in req.nodes:
-            if info.node_id in call.rejected_nodes:
-                if info.action == NA.CREATE:
-                    self._check_not_recovered(call, info)
-                continue
-            if info.action == NA.CREATE:
-                if call.node_answers[info.node_id] != 1:
-                    self.report(P.ANSWERED, f"node {info.node_id}",
-                                f"answered {call.node_answers[info.node_id]} times")
-                if info.node_id not in call.accepted_nodes:
-                    continue
-                self._node_created(rv, call, info)
-            elif info.node_id in rv.nodes:
-                self._node_action(rv, info)
-
-    def _node_created(self, rv: RMView, call: Call, info: si.NodeInfo) -> None:
-        partition = info.attributes.get(NODE_PARTITION) or "default"
-        rv.nodes[info.node_id] = NodeView(
-            info.node_id, partition,
-            info.schedulable_resource.as_dict() if info.schedulable_resource else {},
-            info.occupied_resource.as_dict() if info.occupied_resource else {})
-        core = self.core_partition(call.rm_id, partition)
-        for msg in info.existing_allocations:
-            ask = rv.asks.get((msg.application_id, msg.allocation_key))
-            rv.allocs[msg.uuid] = AllocView(
-                msg.uuid, msg.application_id, msg.allocation_key, info.node_id,
-                msg.resource_per_alloc.as_dict(), msg.placeholder and bool(msg.task_group_name),
-                msg.task_group_name, call.now, recovered=True, message=msg)
-            self.name(msg.uuid, msg.application_id, msg.allocation_key)
-            if ask is None:
-                # 001 "Application recovery": the core generates the ask it came from.
-                ask = rv.asks[(msg.application_id, msg.allocation_key)] = AskView(
-                    msg.application_id, msg.allocation_key, msg.resource_per_alloc.as_dict(),
-                    0, msg.placeholder and bool(msg.task_group_name), msg.task_group_name, 0)
-                ask.max_allocations = 0
-            if ask.allocated >= ask.max_allocations:
-                ask.max_allocations += 1
-            ask.allocated += 1
-            app = rv.apps.get(msg.application_id)
-            if app is not None and msg.placeholder and app.placeholder_start is None:
-                app.placeholder_start = call.now
-            held = core.allocations.get(msg.uuid) if core is not None else None
-            if held is None or held.app.id != msg.application_id or held.node.id != info.node_id \
-                    or not qty.same(held.resource, msg.resource_per_alloc.as_dict()) \
-                    or held.placeholder != (msg.placeholder and bool(msg.task_group_name)) \
-                    or held.task_group != msg.task_group_name:
-                self.report(P.RECOVERY, f"allocation {msg.uuid}",
-                            "the recovered allocation is missing or differs from what the RM "
-                            "reported (app, node, resource, placeholder, task group)")
-
-    def _check_not_recovered(self, call: Call, info: si.NodeInfo) -> None:
-        core = self.core_partition(call.rm_id,
-                                    info.attributes.get(NODE_PARTITION) or "default")
-        rv = self.rms[call.rm_id]
-        for msg in info.existing_allocations:
-            if msg.uuid and msg.uuid not in rv.allocs and core is not None \
-                    and msg.uuid in core.allocations:
-                self.report(P.RECOVERY, f"allocation {msg.uuid}",
-                            f"node {info.node_id} was rejected but the allocation it "
-                            "reported was recovered")
-
-    def _node_action(self, rv: RMView, info: si.NodeInfo) -> None:
-        node = rv.nodes[info.node_id]
-        if info.action == NA.UPDATE:
-            if info.schedulable_resource is not None:
-                node.capacity = info.schedulable_resource.as_dict()
-            if info.occupied_resource is not None:
-                node.occupied = info.occupied_resource.as_dict()
-        elif info.action == NA.DRAIN_NODE:
-            node.state = "Draining"
-        elif info.action == NA.DRAIN_TO_SCHEDULABLE:
-            node.state = "Schedulable"
-        elif info.action == NA.DECOMISSION:
-            del rv.nodes[info.node_id]
-
-    # ------------------------------------------------------------------ allocations
-    def _begin_allocation(self, rv: RMView, call: Call, req: si.AllocationRequest) -> None:
-        """Apply what the request does to the shim's knowledge before the core answers."""
-        for ask in req.asks:
-            call.asks_sent.append(ask)
-            key = (ask.application_id, ask.allocation_key)
-            app = rv.apps.get(ask.application_id)
-            if app is None or not app.live or app.state == "Failing" \
-                    or not qty.positive(ask.resource_ask.as_dict()):
-                call.must_reject_asks.append(key)
-                continue
-            old = rv.asks.get(key)
-            call.previous_asks.setdefault(key, old)
-            rv.asks[key] = AskView(
-                ask.application_id, ask.allocation_key, ask.resource_ask.as_dict(),
-                ask.max_allocations, ask.placeholder and bool(ask.task_group_name),
-                ask.task_group_name, ask.execution_timeout_milli_seconds,
-                allocated=old.allocated if old is not None else 0)
-        releases = req.releases
-        if releases is None:
-            return
-        for ask_rel in releases.allocation_asks_to_release:
-            if ask_rel.termination_type != TT.STOPPED_BY_RM:
-                continue
-            for key in [k for k in rv.asks if k[0] == ask_rel.application_id and (
-                    not ask_rel.allocation_key or k[1] == ask_rel.allocation_key)]:
-                # The core forgets a released ask: the same key later is a new ask.
-                call.ask_confirm_expected[key] += 1
-                del rv.asks[key]
-        for rel in releases.allocations_to_release:
-            if rel.termination_type == TT.STOPPED_BY_RM:
-                if rel.uuid:
-                    targets = [rv.allocs[rel.uuid]] if rel.uuid in rv.allocs else []
-                else:
-                    targets = rv.allocs_of(rel.application_id)
-                for a in targets:
-                    if rel.application_id and a.app != rel.application_id:
-                        continue
-                    call.confirm_expected[a.uuid] += 1
-                    call.gone[a.uuid] = rv.allocs.pop(a.uuid)
-            else:
-                found = rv.allocs.get(rel.uuid)
-                if found is not None and found.releasing == rel.termination_type:
-                    call.shim_confirmed[found.uuid] = rv.allocs.pop(found.uuid)
-
-    def _end_allocation(self, rv: RMView, call: Call, req: si.AllocationRequest) -> None:
-        for key in call.must_reject_asks:
-            if key not in call.rejected_asks:
-                self.report(P.EXPECTED_REJECTION, f"ask {key[0]}/{key[1]}",
-                            "an ask the shim knows is invalid was not rejected")
-        for key, old in call.previous_asks.items():
-            if key in call.rejected_asks:
-                if old is None:
-                    rv.asks.pop(key, None)
-                else:
-                    rv.asks[key] = old
-
     # ------------------------------------------------------------------ callbacks
     def _receiving(self, rm_id: str) -> tuple[RMView, Call] | None:
         rv = self.rms.get(rm_id)
@@ -672,7 +303,7 @@ class ModelShim:
             call.accepted_apps.append(acc.application_id)
             add, placed = expected.get(acc.application_id, (None, None))
             if add is not None:
-                self._accepted(rv, call, add, placed)
+                requests.accepted(self, rv, call, add, placed)
         for rej in response.rejected:
             call.app_answers[rej.application_id] += 1
             call.rejected_apps.append(rej.application_id)

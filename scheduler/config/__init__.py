@@ -18,6 +18,7 @@ One concept per module; each imports only those listed before it:
 * :mod:`.quantities`: resource quantities (``"4Gi"``, ``"500m"``) and resource maps.
 * :mod:`.acl`: the :class:`ACL` value object and :func:`parse_acl`.
 * :mod:`.models`: the pydantic schema, constants and defaults, :func:`sort_policy`.
+* :mod:`.placementrules`: the checks of a partition's placement rules.
 * :mod:`.validate`: the semantic checks of YuniKorn's ``configvalidator.go``.
 * :mod:`.loader`: strict YAML loading and the entry points.
 """

@@ -13,13 +13,13 @@ partition on its own and only requires unique names among siblings (its docs:
 
 Where a check follows YuniKorn behaviour that the seed does not state, the
 docstring of that check says so in one line starting with "YuniKorn:".
+The placement-rule checks live in :mod:`.placementrules`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Final
 
 from scheduler.errors import ConfigError
 
@@ -33,14 +33,11 @@ from .models import (
     ROOT_QUEUE,
     LimitConfig,
     PartitionConfig,
-    PlacementRuleConfig,
     QueueConfig,
     SchedulerConfig,
 )
 from .paths import key_path
-
-_RULE_NAME_RE: Final = re.compile(r"[_a-zA-Z][a-zA-Z0-9_]*")
-_REGEXP_SPECIAL_RE: Final = re.compile(r"[\^$*+?()\[{}|]")
+from .placementrules import check_placement_rules
 
 
 def validate(config: SchedulerConfig) -> None:
@@ -91,7 +88,7 @@ class _PartitionChecker:
         root = self.partition.root
         self.check_queues(root)
         self.check_resources(root, None)
-        self.check_placement_rules()
+        check_placement_rules(self.partition, self.path)
         self.check_limit_list(self.partition.limits, f"{self.path}.limits", root)
         self.check_node_sort_policy()
         self.check_max_applications(root)
@@ -381,99 +378,6 @@ class _PartitionChecker:
                 child, own_user_res, own_group_res, own_user_apps, own_group_apps
             )
 
-    # -- placement rules -----------------------------------------------------
-
-    def check_placement_rules(self) -> None:
-        """Rule syntax, then each rule chain's fixed queue path against the hierarchy.
-
-        YuniKorn: a chain whose fixed part names a configured queue must end at
-        a leaf (or at a parent when a dynamic rule follows); a missing queue
-        needs ``create: true`` and can never be created below a leaf.
-        """
-        for index, rule in enumerate(self.partition.placementrules):
-            self._check_rule_syntax(rule, f"{self.path}.placementrules[{index}]")
-        for index, rule in enumerate(self.partition.placementrules):
-            self._check_rule_target(index, rule)
-
-    def _check_rule_syntax(self, rule: PlacementRuleConfig, path: str) -> None:
-        if not _RULE_NAME_RE.fullmatch(rule.name):
-            raise ConfigError(
-                f"invalid placement rule name {rule.name!r}: it must be an identifier",
-                f"{path}.name",
-            )
-        if rule.parent is not None:
-            self._check_rule_syntax(rule.parent, f"{path}.parent")
-        kind = rule.filter.type
-        if kind and kind.lower() not in ("allow", "deny"):
-            raise ConfigError(
-                f"invalid filter type {kind!r}: use allow or deny (empty means allow)",
-                f"{path}.filter.type",
-            )
-        for key, names, pattern in (
-            ("users", rule.filter.users, USER_NAME_RE),
-            ("groups", rule.filter.groups, GROUP_NAME_RE),
-        ):
-            if len(names) == 1 and not pattern.fullmatch(names[0]) and not _is_regexp(names[0]):
-                raise ConfigError(
-                    f"filter {key} entry {names[0]!r} is neither a valid name nor a "
-                    "regular expression",
-                    f"{path}.filter.{key}[0]",
-                )
-
-    def _check_rule_target(self, index: int, rule: PlacementRuleConfig) -> None:
-        chain: list[PlacementRuleConfig] = []
-        link: PlacementRuleConfig | None = rule
-        while link is not None:
-            chain.append(link)
-            link = link.parent
-        chain.reverse()
-        path = f"{self.path}.placementrules[{index}]"
-        described = "->".join(link.name for link in chain)
-        static, dynamic = "", False
-        for depth, link in enumerate(chain):
-            if link.name.lower() != "fixed":
-                dynamic = True
-                break
-            if link.value.lower() == ROOT_QUEUE or link.value.lower().startswith(ROOT_QUEUE + "."):
-                if static:
-                    value_path = path + ".parent" * (len(chain) - 1 - depth) + ".value"
-                    raise ConfigError(
-                        f"only the first fixed rule of a chain may name a full queue path "
-                        f"({link.value!r})",
-                        value_path,
-                    )
-                static = link.value
-            else:
-                static = f"{static or ROOT_QUEUE}.{link.value}"
-        if not static:
-            return
-        parts = static.lower().split(".")
-        problem = self._placement_problem(parts, rule.create, dynamic, self.partition.queues, None)
-        if problem:
-            raise ConfigError(f"placement rule #{index} ({described}) {problem}", path)
-
-    def _placement_problem(
-        self,
-        parts: list[str],
-        create: bool,
-        dynamic: bool,
-        queues: list[QueueConfig],
-        parent: QueueConfig | None,
-    ) -> str:
-        if not queues and parent is not None and not parent.is_parent:
-            return f"needs queues below the leaf queue {parent.name!r}"
-        match = next((queue for queue in queues if queue.name.lower() == parts[0]), None)
-        if match is None:
-            target = ".".join(parts)
-            return "" if create else f"references the missing queue {target!r} and create is false"
-        if len(parts) == 1:
-            if dynamic and not match.is_parent:
-                return f"adds dynamic queues below the leaf queue {match.name!r}"
-            if not dynamic and match.is_parent:
-                return f"places applications in the parent queue {match.name!r}, not a leaf"
-            return ""
-        return self._placement_problem(parts[1:], create, dynamic, match.queues, match)
-
     # -- node sorting --------------------------------------------------------
 
     def check_node_sort_policy(self) -> None:
@@ -494,12 +398,3 @@ class _PartitionChecker:
                     key_path(f"{path}.resourceweights", name),
                 )
 
-
-def _is_regexp(text: str) -> bool:
-    if not _REGEXP_SPECIAL_RE.search(text):
-        return False
-    try:
-        re.compile(text)
-    except re.error:
-        return False
-    return True

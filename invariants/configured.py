@@ -1,0 +1,122 @@
+"""Judging the configuration an RM registers or reloads against what the core then holds.
+
+The monitor (``invariants/monitor.py``) calls these when a registration or a
+reload ends. The checker reads the ``queues.yaml`` text on its own
+(``invariants/model.py``) and compares each configured partition and queue
+with the core's (``invariants/view.py``): a configuration the core took but
+applied differently is a ``CONFIG_APPLIED`` violation. The queue lookup the
+admission reading uses is here too: it reads the queues a configuration made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from scheduler import si
+from scheduler.config import DEFAULT_CONFIG_YAML
+from scheduler.errors import ConfigError, UnknownResourceManager
+
+from . import model, view
+from . import protocol as P
+from . import quantities as qty
+from .calls import Call, Monitor
+from .shim import RMView
+
+
+def end_register(m: Monitor, call: Call, req: si.RegisterResourceManagerRequest,
+                 error: BaseException | None) -> None:
+    """A registration: a valid configuration taken and applied, an invalid one refused, the RM
+    starting empty (a registration again clears what it held)."""
+    text = req.config if req.config.strip() else DEFAULT_CONFIG_YAML
+    try:
+        config = model.read(text)
+    except ConfigError:
+        if error is None:
+            m.report(P.CONFIG_APPLIED, f"rm {req.rm_id}",
+                     "an invalid configuration was accepted at registration")
+        return
+    if error is not None:
+        if not isinstance(error, ConfigError):
+            raise error
+        m.report(P.CONFIG_APPLIED, f"rm {req.rm_id}",
+                 f"a valid configuration was refused: {error}")
+        return
+    m.rms[req.rm_id] = RMView(req.rm_id, config)
+    for p in view.partitions(m.api):
+        if p.rm_id == req.rm_id and (p.apps or p.nodes or p.allocations):
+            m.report(P.RECOVERY, f"rm {req.rm_id}",
+                     f"registering again left partition {p.name} holding "
+                     f"{len(p.apps)} applications and {len(p.nodes)} nodes")
+    _check_config(m, req.rm_id, config)
+
+
+def end_reload(m: Monitor, call: Call, rv: RMView | None, req: si.UpdateConfigurationRequest,
+               error: BaseException | None) -> None:
+    """A reload the core took: only from a running RM, only a valid configuration, applied."""
+    if error is not None:
+        if not isinstance(error, ConfigError | UnknownResourceManager):
+            raise error
+        return
+    if rv is None or rv.stopped or rv.paused:
+        m.report(P.CONFIG_APPLIED, f"rm {req.rm_id}",
+                 "a reload from an RM that is not running was accepted")
+        return
+    text = req.config if req.config.strip() else DEFAULT_CONFIG_YAML
+    try:
+        rv.config = model.read(text)
+    except ConfigError:
+        m.report(P.CONFIG_APPLIED, f"rm {req.rm_id}",
+                 "an invalid configuration was accepted by a reload")
+        return
+    _check_config(m, req.rm_id, rv.config)
+
+
+def _check_config(m: Monitor, rm_id: str, config: model.ConfigModel) -> None:
+    """Every configured partition and queue is active in the core with its configured settings."""
+    for name, pm in config.partitions.items():
+        p = m.core_partition(rm_id, name)
+        if p is None or p.state != "Active":
+            m.report(P.CONFIG_APPLIED, f"partition {name}",
+                     "a configured partition is missing or not active")
+            continue
+        for path, qm in pm.queues.items():
+            q = p.queues.get(path)
+            subject = f"queue {name}/{path}"
+            if q is None or q.state != "Active":
+                m.report(P.CONFIG_APPLIED, subject, "configured but missing or not "
+                         f"active ({None if q is None else q.state})")
+                continue
+            if not q.apps and not q.children and q.is_leaf != qm.leaf:
+                m.report(P.CONFIG_APPLIED, subject,
+                         f"configured as {'leaf' if qm.leaf else 'parent'}, is "
+                         f"{'leaf' if q.is_leaf else 'parent'}")
+            for what, have, want in (("max", q.max, qm.max),
+                                     ("guaranteed", q.guaranteed, qm.guaranteed)):
+                if not qty.same(have or {}, want or {}):
+                    m.report(P.CONFIG_APPLIED, subject,
+                             f"{what} is {qty.show(have or {})}, configured "
+                             f"{qty.show(want or {})}")
+            if q.max_applications != qm.max_applications:
+                m.report(P.CONFIG_APPLIED, subject,
+                         f"maxapplications is {q.max_applications}, configured "
+                         f"{qm.max_applications}")
+            if q.is_leaf and q.sort_policy != qm.sort_policy:
+                m.report(P.CONFIG_APPLIED, subject,
+                         f"sort policy is {q.sort_policy}, configured "
+                         f"{qm.sort_policy}")
+
+
+def queue_lookup(m: Monitor, rm_id: str, partition: str,
+                 overlay: dict[str, bool]) -> Callable[[str], bool | None]:
+    """Whether a queue path is a leaf in the core (``None``: no such queue), read through
+    ``overlay``: the queues this request's earlier applications create, as the placement
+    reading of the next one must see them."""
+    p = m.core_partition(rm_id, partition)
+
+    def lookup(path: str) -> bool | None:
+        if path in overlay:
+            return overlay[path]
+        q = p.queues.get(path) if p is not None else None
+        return None if q is None else bool(q.is_leaf)
+
+    return lookup

@@ -1,0 +1,334 @@
+"""Judging the shim's requests: what each must do, noted before the core runs it, then checked.
+
+The monitor (``invariants/monitor.py``) calls a ``begin_*`` function before
+the core runs an application, node or allocation request: it applies the
+request to what the shim knows (``invariants/shim.py``) and notes in the call
+(``invariants/calls.py``) what the SI then requires: the admission the
+checker's own reading decides, the rejections the shim can foresee, the
+confirmations owed. The ``end_*`` function judges the answers once the call
+returns, and undoes what a rejection took back.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from scheduler import si
+
+from . import model
+from . import protocol as P
+from . import quantities as qty
+from .calls import Call, Monitor
+from .configured import queue_lookup
+from .shim import AllocView, AppView, AskView, NodeView, RMView
+
+TT = si.TerminationType
+NA = si.NodeAction
+NODE_PARTITION = "si/node-partition"
+"""The node attribute naming the partition a node registers in (empty: ``default``)."""
+
+
+def begin_apps(m: Monitor, rv: RMView, call: Call, req: si.ApplicationRequest) -> None:
+    """Decide each new application's admission by the checker's own reading; a removal ends
+    the application's allocations, which the core must confirm."""
+    overlays: dict[str, dict[str, bool]] = {}
+    taken = {a for a, v in rv.apps.items() if v.live}
+    for add in req.new:
+        overlay = overlays.setdefault(add.partition_name, {})
+        placed, why = _admission(m, rv, call.rm_id, add, overlay, taken)
+        call.new_apps.append((add, placed, why))
+        if placed is not None:
+            taken.add(add.application_id)
+            for i, path in enumerate(placed.create):
+                overlay[path] = i == len(placed.create) - 1
+    for remove in req.remove:
+        if remove.application_id in rv.apps:
+            call.removed_apps.append(remove.application_id)
+            for a in rv.allocs_of(remove.application_id):
+                call.confirm_expected[a.uuid] += 1
+                call.gone[a.uuid] = rv.allocs.pop(a.uuid)
+
+
+def _admission(m: Monitor, rv: RMView, rm_id: str, add: si.AddApplicationRequest,
+               overlay: dict[str, bool], taken: set[str]) -> tuple[model.Placed | None, str]:
+    """The checker's own admission decision: where the application goes, or why not."""
+    if add.application_id in taken:
+        return None, "duplicate"
+    pm = rv.config.partition(add.partition_name)
+    core = m.core_partition(rm_id, add.partition_name)
+    if pm is None or core is None:
+        return None, "no such partition"
+    lookup = queue_lookup(m, rm_id, add.partition_name, overlay)
+    user, groups = add.ugi.user, list(add.ugi.groups)
+    placed = model.place(pm.rules, add.queue_name, user, groups, add.tags, lookup)
+    if placed is None:
+        return None, "placement"
+    if core.state != "Active":
+        return None, "partition not active"
+    anchor = placed.path.rsplit(".", len(placed.create))[0] if placed.create else placed.path
+    kind = lookup(anchor)
+    if placed.create and (kind is None or kind):
+        return None, "create below a leaf"
+    if not placed.create and kind is not True:
+        return None, "not a leaf"
+    parts = anchor.split(".")
+    for depth in range(1, len(parts) + 1):
+        q = core.queues.get(".".join(parts[:depth]))
+        if q is not None and q.state != "Active":
+            return None, "queue not active"
+    if not model.may_submit(pm.chain(anchor), user, groups):
+        return None, "acl"
+    style = add.gang_scheduling_style or "Soft"
+    if style not in ("Hard", "Soft"):
+        return None, "gang style"
+    ph = add.placeholder_ask.as_dict() if add.placeholder_ask else {}
+    if qty.positive(ph):
+        policy, maxes = _gang_rules(pm, core, anchor, placed)
+        if policy == "fair":
+            return None, "gang in a fair queue"
+        if any(not qty.within(ph, mx) for mx in maxes):
+            return None, "gang over a max"
+    return placed, ""
+
+
+def _gang_rules(pm: model.PartitionModel, core: Any, anchor: str,
+                placed: model.Placed) -> tuple[str, list[dict[str, int]]]:
+    """The sort policy and the maxes a gang is admitted against (created leaf included)."""
+    parts = anchor.split(".")
+    maxes = []
+    for depth in range(len(parts), 0, -1):
+        q = core.queues.get(".".join(parts[:depth]))
+        if q is not None and q.max:
+            maxes.append(dict(q.max))
+    configured = pm.queues.get(anchor)
+    if configured is not None:
+        props = dict(configured.properties)
+    else:
+        q = core.queues.get(anchor)
+        props = dict(q.properties) if q is not None else {}
+    template = configured.template if configured is not None else None
+    if len(placed.create) == 1 and template is not None:
+        props.update(template.properties)
+        if template.max:
+            maxes.append(dict(template.max))
+    return props.get(model.SORT_POLICY, "").lower() or "fifo", maxes
+
+
+def end_apps(m: Monitor, rv: RMView, call: Call) -> None:
+    """Each new application answered once, as the admission reading says; removed ones forgotten."""
+    answers_per_id = Counter(add.application_id for add, _p, _w in call.new_apps)
+    for add, placed, why in call.new_apps:
+        app_id = add.application_id
+        n = call.app_answers[app_id]
+        if n != answers_per_id[app_id]:
+            m.report(P.ANSWERED, f"application {app_id}",
+                     f"answered {n} times in the call that added it")
+        accepted = app_id in call.accepted_apps
+        if placed is None and accepted:
+            m.report(P.ADMISSION, f"application {app_id}",
+                     f"accepted, but the checker's reading says reject ({why})")
+        elif placed is not None and not accepted:
+            m.report(P.ADMISSION, f"application {app_id}",
+                     f"rejected, but the checker's reading accepts it into "
+                     f"{placed.path}")
+    for app_id in call.removed_apps:
+        rv.apps.pop(app_id, None)
+        rv.finished.pop(app_id, None)
+        for k in [k for k in rv.asks if k[0] == app_id]:
+            del rv.asks[k]
+
+
+def accepted(m: Monitor, rv: RMView, call: Call, add: si.AddApplicationRequest,
+             placed: model.Placed | None) -> None:
+    """The shim now runs the application, in the queue the checker's placement reading names."""
+    app_id = add.application_id
+    ph = add.placeholder_ask.as_dict() if add.placeholder_ask else {}
+    timeout = add.execution_timeout_milli_seconds
+    path = placed.path if placed is not None else model.qualify(add.queue_name)
+    rv.apps[app_id] = AppView(
+        app_id, add.partition_name or "default", add, path,
+        gang=qty.positive(ph), style=add.gang_scheduling_style or "Soft",
+        placeholder_timeout=timeout / 1000.0 if timeout > 0 else 15 * 60.0,
+        state_since=call.now)
+    rv.finished.pop(app_id, None)
+    for k in [k for k in rv.asks if k[0] == app_id]:
+        del rv.asks[k]
+    core = m.core_partition(call.rm_id, add.partition_name)
+    app = core.apps.get(app_id) if core is not None else None
+    if placed is not None and (app is None or app.queue is None
+                               or app.queue.path != placed.path):
+        where = None if app is None or app.queue is None else app.queue.path
+        m.report(P.ADMISSION, f"application {app_id}",
+                 f"accepted into {where}, the checker's placement reading says "
+                 f"{placed.path}")
+
+
+def begin_nodes(rv: RMView, call: Call, req: si.NodeRequest) -> None:
+    """Note the node requests the shim knows are invalid; a decommission ends the node's
+    allocations, which the core must confirm."""
+    known = set(rv.nodes)
+    for info in req.nodes:
+        if info.action == NA.CREATE:
+            if info.node_id in known:
+                call.must_reject_nodes.append(info.node_id)
+            known.add(info.node_id)
+            continue
+        node = rv.nodes.get(info.node_id)
+        bad = (node is None or info.action == NA.UNKNOWN_ACTION_FROM_RM
+               or (info.action == NA.DRAIN_NODE and node.state != "Schedulable")
+               or (info.action == NA.DRAIN_TO_SCHEDULABLE and node.state != "Draining"))
+        if bad:
+            call.must_reject_nodes.append(info.node_id)
+        elif info.action == NA.DECOMISSION:
+            for a in rv.allocs_on(info.node_id):
+                call.confirm_expected[a.uuid] += 1
+                call.gone[a.uuid] = rv.allocs.pop(a.uuid)
+
+
+def end_nodes(m: Monitor, rv: RMView, call: Call, req: si.NodeRequest) -> None:
+    """Invalid node requests rejected, each registration answered once; the shim records what
+    the accepted ones did."""
+    for node_id in call.must_reject_nodes:
+        if node_id not in call.rejected_nodes:
+            m.report(P.EXPECTED_REJECTION, f"node {node_id}",
+                     "an invalid node request was not rejected")
+    for info in req.nodes:
+        if info.node_id in call.rejected_nodes:
+            if info.action == NA.CREATE:
+                _check_not_recovered(m, call, info)
+            continue
+        if info.action == NA.CREATE:
+            if call.node_answers[info.node_id] != 1:
+                m.report(P.ANSWERED, f"node {info.node_id}",
+                         f"answered {call.node_answers[info.node_id]} times")
+            if info.node_id not in call.accepted_nodes:
+                continue
+            _node_created(m, rv, call, info)
+        elif info.node_id in rv.nodes:
+            _node_action(rv, info)
+
+
+def _node_created(m: Monitor, rv: RMView, call: Call, info: si.NodeInfo) -> None:
+    """A registered node and its existing allocations, recovered as the RM reported them
+    (``001`` "Application recovery")."""
+    partition = info.attributes.get(NODE_PARTITION) or "default"
+    rv.nodes[info.node_id] = NodeView(
+        info.node_id, partition,
+        info.schedulable_resource.as_dict() if info.schedulable_resource else {},
+        info.occupied_resource.as_dict() if info.occupied_resource else {})
+    core = m.core_partition(call.rm_id, partition)
+    for msg in info.existing_allocations:
+        ask = rv.asks.get((msg.application_id, msg.allocation_key))
+        rv.allocs[msg.uuid] = AllocView(
+            msg.uuid, msg.application_id, msg.allocation_key, info.node_id,
+            msg.resource_per_alloc.as_dict(), msg.placeholder and bool(msg.task_group_name),
+            msg.task_group_name, call.now, recovered=True, message=msg)
+        m.name(msg.uuid, msg.application_id, msg.allocation_key)
+        if ask is None:
+            # 001 "Application recovery": the core generates the ask it came from.
+            ask = rv.asks[(msg.application_id, msg.allocation_key)] = AskView(
+                msg.application_id, msg.allocation_key, msg.resource_per_alloc.as_dict(),
+                0, msg.placeholder and bool(msg.task_group_name), msg.task_group_name, 0)
+            ask.max_allocations = 0
+        if ask.allocated >= ask.max_allocations:
+            ask.max_allocations += 1
+        ask.allocated += 1
+        app = rv.apps.get(msg.application_id)
+        if app is not None and msg.placeholder and app.placeholder_start is None:
+            app.placeholder_start = call.now
+        held = core.allocations.get(msg.uuid) if core is not None else None
+        if held is None or held.app.id != msg.application_id or held.node.id != info.node_id \
+                or not qty.same(held.resource, msg.resource_per_alloc.as_dict()) \
+                or held.placeholder != (msg.placeholder and bool(msg.task_group_name)) \
+                or held.task_group != msg.task_group_name:
+            m.report(P.RECOVERY, f"allocation {msg.uuid}",
+                     "the recovered allocation is missing or differs from what the RM "
+                     "reported (app, node, resource, placeholder, task group)")
+
+
+def _check_not_recovered(m: Monitor, call: Call, info: si.NodeInfo) -> None:
+    """A rejected registration must not have recovered the allocations it reported."""
+    core = m.core_partition(call.rm_id, info.attributes.get(NODE_PARTITION) or "default")
+    rv = m.rms[call.rm_id]
+    for msg in info.existing_allocations:
+        if msg.uuid and msg.uuid not in rv.allocs and core is not None \
+                and msg.uuid in core.allocations:
+            m.report(P.RECOVERY, f"allocation {msg.uuid}",
+                     f"node {info.node_id} was rejected but the allocation it "
+                     "reported was recovered")
+
+
+def _node_action(rv: RMView, info: si.NodeInfo) -> None:
+    """What an accepted update, drain, restore or decommission does to the shim's node."""
+    node = rv.nodes[info.node_id]
+    if info.action == NA.UPDATE:
+        if info.schedulable_resource is not None:
+            node.capacity = info.schedulable_resource.as_dict()
+        if info.occupied_resource is not None:
+            node.occupied = info.occupied_resource.as_dict()
+    elif info.action == NA.DRAIN_NODE:
+        node.state = "Draining"
+    elif info.action == NA.DRAIN_TO_SCHEDULABLE:
+        node.state = "Schedulable"
+    elif info.action == NA.DECOMISSION:
+        del rv.nodes[info.node_id]
+
+
+def begin_allocation(rv: RMView, call: Call, req: si.AllocationRequest) -> None:
+    """Apply what the request does to the shim's knowledge before the core answers."""
+    for ask in req.asks:
+        call.asks_sent.append(ask)
+        key = (ask.application_id, ask.allocation_key)
+        app = rv.apps.get(ask.application_id)
+        if app is None or not app.live or app.state == "Failing" \
+                or not qty.positive(ask.resource_ask.as_dict()):
+            call.must_reject_asks.append(key)
+            continue
+        old = rv.asks.get(key)
+        call.previous_asks.setdefault(key, old)
+        rv.asks[key] = AskView(
+            ask.application_id, ask.allocation_key, ask.resource_ask.as_dict(),
+            ask.max_allocations, ask.placeholder and bool(ask.task_group_name),
+            ask.task_group_name, ask.execution_timeout_milli_seconds,
+            allocated=old.allocated if old is not None else 0)
+    releases = req.releases
+    if releases is None:
+        return
+    for ask_rel in releases.allocation_asks_to_release:
+        if ask_rel.termination_type != TT.STOPPED_BY_RM:
+            continue
+        for key in [k for k in rv.asks if k[0] == ask_rel.application_id and (
+                not ask_rel.allocation_key or k[1] == ask_rel.allocation_key)]:
+            # The core forgets a released ask: the same key later is a new ask.
+            call.ask_confirm_expected[key] += 1
+            del rv.asks[key]
+    for rel in releases.allocations_to_release:
+        if rel.termination_type == TT.STOPPED_BY_RM:
+            if rel.uuid:
+                targets = [rv.allocs[rel.uuid]] if rel.uuid in rv.allocs else []
+            else:
+                targets = rv.allocs_of(rel.application_id)
+            for a in targets:
+                if rel.application_id and a.app != rel.application_id:
+                    continue
+                call.confirm_expected[a.uuid] += 1
+                call.gone[a.uuid] = rv.allocs.pop(a.uuid)
+        else:
+            found = rv.allocs.get(rel.uuid)
+            if found is not None and found.releasing == rel.termination_type:
+                call.shim_confirmed[found.uuid] = rv.allocs.pop(found.uuid)
+
+
+def end_allocation(m: Monitor, rv: RMView, call: Call, req: si.AllocationRequest) -> None:
+    """Asks the shim knows are invalid rejected; a rejected ask leaves the previous one in place."""
+    for key in call.must_reject_asks:
+        if key not in call.rejected_asks:
+            m.report(P.EXPECTED_REJECTION, f"ask {key[0]}/{key[1]}",
+                     "an ask the shim knows is invalid was not rejected")
+    for key, old in call.previous_asks.items():
+        if key in call.rejected_asks:
+            if old is None:
+                rv.asks.pop(key, None)
+            else:
+                rv.asks[key] = old
