@@ -22,7 +22,6 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-import statemachines
 from scheduler import Scheduler, si
 from scheduler.clock import Clock
 from scheduler.errors import UnknownResourceManager
@@ -38,8 +37,6 @@ from .shim import RMView
 
 TT = si.TerminationType
 NA = si.NodeAction
-APP = statemachines.APPLICATION
-CORE_TYPES = (TT.TIMEOUT, TT.PLACEHOLDER_REPLACED)
 
 Predicate = Callable[[str, str], bool]
 """``(allocation key, node id) -> bool``: a deterministic predicates callback."""
