@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import resources as res
+from . import ugm
 from .objects import Application, Node, Queue
 from .partition.state import PartitionState
 from .resources import Resource
@@ -20,7 +21,7 @@ def dump_partition(p: PartitionState) -> dict[str, Any]:
         "name": p.name,
         "rm_id": p.rm_id,
         "state": p.state,
-        "queues": [_dump_queue(q) for q in p.queues.values()],
+        "queues": [_dump_queue(q, p.users) for q in p.queues.values()],
         "applications": [_dump_app(a) for a in p.apps.values()],
         "nodes": [_dump_node(n) for n in p.nodes.values()],
     }
@@ -34,13 +35,21 @@ def _rd(r: Resource) -> dict[str, int]:
     return {k: r[k] for k in sorted(r) if r[k]}
 
 
-def _dump_queue(q: Queue) -> dict[str, Any]:
+def _dump_queue(q: Queue, users: ugm.Tracker) -> dict[str, Any]:
     return {
         "path": q.path, "state": q.state, "parent": not q.is_leaf,
         "max": _r(q.max), "guaranteed": _r(q.guaranteed),
         "allocated": _rd(q.allocated), "pending": _rd(q.pending),
         "sort_policy": q.sort_policy,
+        "users": _tracked(users, q.path, ugm.USER),
+        "groups": _tracked(users, q.path, ugm.GROUP),
     }
+
+
+def _tracked(users: ugm.Tracker, path: str, kind: str) -> list[dict[str, Any]]:
+    """Who uses the queue (its subtree) and how many of their applications run there."""
+    return [{"name": name, "allocated": _rd(used), "running_applications": apps}
+            for name, used, apps in users.on_queue(path, kind)]
 
 
 def _dump_app(a: Application) -> dict[str, Any]:

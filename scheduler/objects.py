@@ -21,6 +21,7 @@ from statemachines import Lifecycle
 from . import resources as res
 from .config import ACL, ChildTemplateConfig
 from .resources import Resource
+from .ugm import QueueLimits
 
 
 class Ask:
@@ -209,6 +210,7 @@ class Application:
         "submit_time",
         "tags",
         "timer_token",
+        "tracked_group",
         "user",
     )
 
@@ -256,6 +258,8 @@ class Application:
         # queue on the path when the application was accepted (for the invariants).
         self.admission: tuple[str, tuple[tuple[str, Resource], ...]] = ("", ())
         self.timer_token = 0
+        # The group whose limits apply, resolved once when first needed ("" for none).
+        self.tracked_group: str | None = None
 
     @property
     def event_id(self) -> str:
@@ -347,6 +351,7 @@ class Queue:
         "children",
         "guaranteed",
         "is_leaf",
+        "limits",
         "managed",
         "max",
         "max_applications",
@@ -379,6 +384,7 @@ class Queue:
         self.guaranteed: Resource | None = None
         self.max_applications = 0
         self.running_apps = 0
+        self.limits: QueueLimits | None = None
         self.properties: dict[str, str] = {}
         self.sort_policy = "fifo"
         self.submitacl: ACL | None = None

@@ -62,7 +62,8 @@ FIELDS: dict[str, dict[str, str]] = {
         "pending_asks": "keys", "placeholder_allocated": "v", "placeholder_ask": "v",
         "placeholder_timer_started": "v", "placeholder_token": "skip", "queue": "skip",
         "queue_path": "v", "state": "v", "state_since": "clock", "submit_seq": "seq",
-        "submit_time": "clock", "tags": "v", "timer_token": "skip", "user": "v",
+        "submit_time": "clock", "tags": "v", "timer_token": "skip", "tracked_group": "v",
+        "user": "v",
     },
     "Node": {
         "allocated": "v", "allocations": "skip", "attributes": "v", "available": "v",
@@ -71,7 +72,8 @@ FIELDS: dict[str, dict[str, str]] = {
     },
     "Queue": {
         "adminacl": "str", "allocated": "v", "apps": "keys", "child_template": "str",
-        "children": "keys", "guaranteed": "v", "is_leaf": "v", "managed": "v", "max": "v",
+        "children": "keys", "guaranteed": "v", "is_leaf": "v", "limits": "str", "managed": "v",
+        "max": "v",
         "max_applications": "v", "name": "v", "over_quota_reason": "v", "parent": "skip",
         "path": "v", "pending": "v", "properties": "v", "running_apps": "v",
         "sort_policy": "v", "state": "v", "submitacl": "str",
@@ -218,6 +220,8 @@ class _Canon:
             sorted(list(x) for x in p.failed), sorted(p.exhausted),
             _plain(p.failed_shapes.shapes), _plain(p.unreservable.shapes), _plain(p.ceiling),
             sorted(self.nodes.get(n.id, "?") for n in p.node_order),
+            sorted([*key, sorted(per_path.items())] for key, per_path in p.users.used.items()),
+            sorted([*key, sorted(per_path.items())] for key, per_path in p.users.running.items()),
         ]
 
     def _app(self, app: view.Application) -> Any:

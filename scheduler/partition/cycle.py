@@ -55,6 +55,8 @@ def allocate_reserved(p: PartitionState) -> int:
             reservations.cancel(p, app_id, key)
             continue
         if (res.fits(ask.resource, node.available) and eligibility.can_start(app)
+                and not eligibility.user_slot(p, app)
+                and not eligibility.user_headroom(p, app, ask)
                 and eligibility.headroom(app, ask) and allocate.predicates(p, ask, node, True)):
             allocate.allocate(p, app, ask, node)
             count += 1
@@ -83,6 +85,11 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
                 allocate.set_scheduling_state(p, ask, SS.SKIPPED,
                                               "maxapplications reached on the queue path")
             continue
+        held = eligibility.user_slot(p, app)
+        if held:
+            for ask in app.pending_asks.values():
+                allocate.set_scheduling_state(p, ask, SS.SKIPPED, held)
+            continue
         # 001 "Scheduler logic changes": real asks wait until every placeholder
         # ask of the application is allocated ("ignored as a safety precaution").
         gang_pending = eligibility.gang_waiting(app)
@@ -96,6 +103,11 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
             if ask.task_group and not ask.placeholder and app.placeholder_allocated \
                     and gang.try_replace(p, app, ask):
                 return PROGRESS
+            over = eligibility.user_headroom(p, app, ask)
+            if over:
+                failed.add((app.id, ask.key))
+                allocate.set_scheduling_state(p, ask, SS.SKIPPED, over)
+                continue
             if not eligibility.headroom(app, ask):
                 failed.add((app.id, ask.key))
                 allocate.set_scheduling_state(p, ask, SS.SKIPPED, "queue quota reached")

@@ -12,7 +12,9 @@ from __future__ import annotations
 from statemachines.application import SCHEDULABLE
 
 from .. import resources as res
+from .. import ugm
 from ..objects import Application, Ask
+from .state import PartitionState
 
 
 def gang_waiting(app: Application) -> bool:
@@ -34,6 +36,38 @@ def can_start(app: Application) -> bool:
         q.max_applications <= 0 or q.running_apps < q.max_applications
         for q in app.queue.ancestry()
     )
+
+
+def limited(app: Application) -> list[tuple[str, str]]:
+    """Whose ``limits`` apply to the application: its user, and its tracked group if any.
+
+    The group is resolved the first time it is asked for (the application's
+    first scheduling attempt, or a recovered allocation) and then kept, as in
+    YuniKorn, even if a reload would resolve it otherwise.
+    """
+    if app.tracked_group is None:
+        app.tracked_group = ugm.resolve_group(
+            app.groups, app.queue.ancestry() if app.queue else [])
+    who = [(ugm.USER, app.user)]
+    if app.tracked_group:
+        who.append((ugm.GROUP, app.tracked_group))
+    return who
+
+
+def user_slot(p: PartitionState, app: Application) -> str:
+    """Why the user's or group's ``maxapplications`` holds a not yet started application
+    back ("" when it may start)."""
+    if app.counted_running or app.queue is None:
+        return ""
+    return ugm.no_slot(p.users, limited(app), app.queue.ancestry())
+
+
+def user_headroom(p: PartitionState, app: Application, ask: Ask) -> str:
+    """Why one more repeat of the ask would take its user or group past a ``maxresources``
+    on the path ("" when it fits)."""
+    if app.queue is None:
+        return ""
+    return ugm.over_limit(p.users, limited(app), app.queue.ancestry(), ask.resource)
 
 
 def headroom(app: Application, ask: Ask) -> bool:

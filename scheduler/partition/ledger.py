@@ -15,6 +15,7 @@ from statemachines.application import LIVE, STARTED
 from .. import resources as res
 from .. import si
 from ..objects import Allocation, Application, Ask, Queue
+from . import eligibility
 from .state import PartitionState
 
 
@@ -28,8 +29,10 @@ def bind(p: PartitionState, alloc: Allocation) -> None:
     p.node_order.update(node)
     app.allocations[alloc.uuid] = alloc
     res.add_into(app.placeholder_allocated if alloc.placeholder else app.allocated, r)
+    paths = [q.path for q in app.queue.ancestry()] if app.queue else []
     for q in app.queue.ancestry() if app.queue else ():
         res.add_into(q.allocated, r)
+    p.users.add(eligibility.limited(app), paths, r, 1)
     p.allocations[alloc.uuid] = alloc
     update_running_count(p, app)
 
@@ -48,6 +51,8 @@ def unbind(p: PartitionState, alloc: Allocation) -> None:
             res.sub_from(q.allocated, r)
             if q.over_quota_reason:
                 refresh_quota_flag(q, q.over_quota_reason)
+        if app.queue is not None:
+            p.users.add(eligibility.limited(app), [q.path for q in app.queue.ancestry()], r, -1)
     p.allocations.pop(alloc.uuid, None)
     alloc.timer_token += 1
     update_running_count(p, app)
@@ -103,6 +108,7 @@ def update_running_count(p: PartitionState, app: Application) -> None:
         delta = 1 if counts else -1
         for q in app.queue.ancestry():
             q.running_apps += delta
+        p.users.count(eligibility.limited(app), [q.path for q in app.queue.ancestry()], delta)
         app.counted_running = counts
 
 

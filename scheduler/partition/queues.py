@@ -9,7 +9,7 @@ updates leave them alone and they go once empty.
 
 from __future__ import annotations
 
-from .. import si
+from .. import si, ugm
 from ..config import PartitionConfig, QueueConfig, parse_acl, sort_policy
 from ..errors import ConfigError
 from ..objects import Queue
@@ -82,6 +82,7 @@ def _apply_queue(
     queue.max = dict(cfg.resources.max) if cfg.resources.max else None
     queue.guaranteed = dict(cfg.resources.guaranteed) if cfg.resources.guaranteed else None
     queue.max_applications = cfg.maxapplications
+    queue.limits = ugm.QueueLimits.from_config(cfg.limits)
     # YuniKorn: properties are inherited by child queues unless overridden.
     inherited = dict(parent.properties) if parent is not None else {}
     queue.properties = {**inherited, **cfg.properties}

@@ -18,7 +18,7 @@ from statemachines import Lifecycle
 from statemachines.application import LIVE
 
 from .. import resources as res
-from .. import si
+from .. import si, ugm
 from ..config import ROOT_QUEUE, PlacementRuleConfig
 from ..context import CoreContext
 from ..objects import Allocation, Application, Node, Queue
@@ -44,6 +44,8 @@ class PartitionState:
         self.nodes: dict[str, Node] = {}
         self.node_order = NodeCollection()
         self.allocations: dict[str, Allocation] = {}
+        # Usage and running applications per user and tracked group (``limits``).
+        self.users = ugm.Tracker()
         # (application id, ask key) -> the node reserved for that ask.
         self.reservations: dict[tuple[str, str], Node] = {}
         self.capacity: Resource = {}
