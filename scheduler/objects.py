@@ -258,8 +258,8 @@ class Application:
         # queue on the path when the application was accepted (for the invariants).
         self.admission: tuple[str, tuple[tuple[str, Resource], ...]] = ("", ())
         self.timer_token = 0
-        # The group whose limits apply, resolved once when first needed ("" for none).
-        self.tracked_group: str | None = None
+        # The group whose limits apply ("" for none), resolved when it is accepted.
+        self.tracked_group = ""
 
     @property
     def event_id(self) -> str:

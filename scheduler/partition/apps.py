@@ -11,7 +11,7 @@ from __future__ import annotations
 from statemachines.application import LIVE
 
 from .. import resources as res
-from .. import si
+from .. import si, ugm
 from ..config import sort_policy
 from ..objects import Application, Queue
 from ..placement import Placement, QueueInfo, place, qualify
@@ -59,6 +59,7 @@ def add_application(p: PartitionState, req: si.AddApplicationRequest) -> None:
     app.admission = (queue.sort_policy, tuple(
         (q.path, dict(q.max)) for q in queue.ancestry() if q.max is not None))
     queue.apps[app_id] = app
+    app.tracked_group = ugm.resolve_group(groups, queue.ancestry())
     p.core.outbox(p.rm_id).app_accepted(app_id)
     p.core.event(p.rm_id, ET.APP, app_id, f"added to queue {path}", si.EventChangeType.ADD)
 

@@ -39,15 +39,8 @@ def can_start(app: Application) -> bool:
 
 
 def limited(app: Application) -> list[tuple[str, str]]:
-    """Whose ``limits`` apply to the application: its user, and its tracked group if any.
-
-    The group is resolved the first time it is asked for (the application's
-    first scheduling attempt, or a recovered allocation) and then kept, as in
-    YuniKorn, even if a reload would resolve it otherwise.
-    """
-    if app.tracked_group is None:
-        app.tracked_group = ugm.resolve_group(
-            app.groups, app.queue.ancestry() if app.queue else [])
+    """Whose ``limits`` apply to the application: its user, and its tracked group if any
+    (resolved when the application was accepted, and kept)."""
     who = [(ugm.USER, app.user)]
     if app.tracked_group:
         who.append((ugm.GROUP, app.tracked_group))
