@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from scenario_helpers import NA, Env, config
+from scenario_helpers import NA, TT, Env, config
 
-from scheduler import si
+from scheduler import Scheduler, si
 
 ET = si.EventRecordType
 
@@ -115,3 +115,42 @@ def test_rejection_is_also_an_event(case: str) -> None:
     assert len(rejections) == 1
     assert events_about(env, kind, object_id), [
         (e.type, e.object_id, e.message) for e in env.shim.events]
+
+
+def gang_life(emit_events: bool) -> Env:
+    """A gang's whole life, with rejections and ignored requests on the way."""
+    env = Env()
+    env.api = Scheduler(clock=env.clock, emit_events=emit_events)
+    env.register()
+    env.add_node("node-1", 100)
+    env.api.update_application(si.ApplicationRequest(rm_id=env.rm, new=[
+        si.AddApplicationRequest(application_id="g", queue_name="root.a",
+                                 ugi=si.UserGroupInformation(user="alice"),
+                                 placeholder_ask=si.Resource.of(memory=40),
+                                 gang_scheduling_style="Hard")]))
+    env.add_app("x", "root.nope")                                   # rejected
+    env.ask("ghost", "k", 10)                                       # rejected
+    env.ask("g", "ph", 20, repeats=2, placeholder=True, task_group="tg")
+    env.schedule()
+    env.ask("g", "real", 20, task_group="tg")
+    env.schedule()
+    for r in list(env.shim.released):
+        env.release("g", r.uuid, r.termination_type)                 # replacement confirmed
+    env.release("g", "no-such-uuid", TT.TIMEOUT)                    # ignored
+    env.node_action("node-1", NA.DRAIN_NODE)
+    env.node_action("node-1", NA.DRAIN_TO_SCHEDULABLE)
+    env.advance(15 * 60)                                            # leftover placeholder goes
+    for r in env.shim.released[1:]:
+        env.release("g", r.uuid, r.termination_type)
+    env.release("g", env.shim.allocations[-1].uuid)                 # the real pod ends
+    env.advance(30)
+    env.update_config(config("- name: b"))
+    env.advance(4 * 24 * 3600)
+    return env
+
+
+def test_no_events_when_emit_events_is_off() -> None:
+    quiet, loud = gang_life(emit_events=False), gang_life(emit_events=True)
+    assert loud.shim.events
+    assert quiet.shim.of("send_event") == []
+    assert quiet.shim.messages == [m for m in loud.shim.messages if m[0] != "send_event"]
