@@ -1,4 +1,4 @@
-"""``Scheduler``: the SchedulerAPI of ``002_1c9dede00f6609b9.txt``, the one entry point.
+"""``Scheduler``: the SchedulerAPI of ``002``, the one entry point.
 
 Requests are routed to the RM that sent them and the partition that owns the
 object; the partition's flows change objects through their lifecycles and

@@ -1,4 +1,4 @@
-"""Scenarios: gang scheduling (``001_77e2b1ca48512e76.txt``) through the public API.
+"""Scenarios: gang scheduling (``001``) through the public API.
 
 Submission checks, placeholder asks, placeholder replacement, the placeholder
 and completing timeouts, recovery of placeholders, and the release /

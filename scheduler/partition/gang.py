@@ -1,4 +1,4 @@
-"""Gang scheduling flows (``001_77e2b1ca48512e76.txt``) as plain functions.
+"""Gang scheduling flows (``001``) as plain functions.
 
 Placeholder replacement (park the real ask, release the placeholder, place
 the real ask when the shim confirms) and the placeholder timeout (Hard and
