@@ -339,6 +339,7 @@ class Queue:
     """A queue of the partition's hierarchy (``004`` "Configurations & Semantics")."""
 
     LIFECYCLE: ClassVar[Lifecycle] = statemachines.OBJECT
+    EVENT_NOUN: ClassVar[str] = "queue"
     __slots__ = (
         "adminacl",
         "allocated",
