@@ -3,7 +3,7 @@
 Each check recomputes a total from the objects that make it up and compares
 it with the total the core maintains incrementally; a difference means a
 resource was lost or counted twice somewhere on a path through the flows of
-``003_df6a88229d753a2b.txt``.
+``003``.
 """
 
 from __future__ import annotations

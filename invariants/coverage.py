@@ -176,7 +176,7 @@ def _queue_removed(rec: StepRecord) -> bool:
 @goal("queue.created_by_placement", "A placement rule created the queue it placed an "
       "application in.")
 def _queue_created(rec: StepRecord) -> bool:
-    return any(e.message == "created by a placement rule"
+    return any(e.message.endswith("created by a placement rule")
                for batch in rec.of("send_event") for e in batch)
 
 

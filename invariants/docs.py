@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
+from statemachines.sources import markdown_table
+
 from .coverage import GOALS
 from .liveness import LIVENESS
 from .protocol import PROTOCOL
 from .registry import REGISTRY
 from .seedmap import MAP
-
-SEEDS = {
-    "001": ("Gang Scheduling Implementation",
-            "https://yunikorn.apache.org/docs/design/gang_scheduling"),
-    "002": ("Scheduler Interface Spec",
-            "https://github.com/apache/yunikorn-scheduler-interface/blob/master/"
-            "scheduler-interface-spec.md"),
-    "003": ("Proposal to combine Cache and Scheduler's implementation in the core",
-            "https://yunikorn.apache.org/docs/design/cache_removal"),
-    "004": ("Design of YuniKorn scheduler (scheduler core design)",
-            "https://yunikorn.apache.org/docs/design/scheduler_core_design"),
-}
 
 INTRO = """\
 # Invariants, protocol rules and the seed map
@@ -44,17 +34,14 @@ small scope, and the **liveness properties** in each state's quiescent
 closure (`invariants/liveness.py`): what must eventually happen once the
 shim only answers and the clock passes every timer.
 
-Seeds, cited by their short names:
-
-| seed | document |
-| --- | --- |
+Seeds, cited by their short names and section headings (`statemachines/sources.py`):
 """
 
 
 def render() -> str:
     """The whole page."""
     out = [INTRO.rstrip()]
-    out += [f"| `{key}` | [{title}]({url}) |" for key, (title, url) in SEEDS.items()]
+    out += ["", *markdown_table()]
     out += ["", "## The seed map", "",
             "Every normative statement of the seeds, in our words, with what checks it; a "
             "statement no check can hold says why.", "",

@@ -1,4 +1,4 @@
-"""Gang scheduling and placeholder invariants (``001_77e2b1ca48512e76.txt``)."""
+"""Gang scheduling and placeholder invariants (``001``)."""
 
 from __future__ import annotations
 

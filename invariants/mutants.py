@@ -169,7 +169,7 @@ MUTANTS: tuple[Mutant, ...] = (
       "    if not req.ugi.user.strip():", "    if False:"),
     M("apps.removal_keeps_allocations", "lifecycle",
       "002 RemoveApplicationRequest: its allocations are removed", apps, "remove_application",
-      '        ledger.remove_allocation(p, alloc, "stop")\n', ""),
+      '        ledger.remove_allocation(p, alloc, "stop", "its application was removed")\n', ""),
 )
 
 

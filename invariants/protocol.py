@@ -73,7 +73,8 @@ NO_EXCEPTION = check(
     "No request, and no schedule(), raises out of the API; only a configuration the core "
     "refuses raises (ConfigError), and a request from an RM that never registered "
     "(UnknownResourceManager, there is no callback to answer it).",
-    "CONTRACT 'Protocol rules' (none of them raises out of the API call); 003 'Allocations'",
+    "docs/shim-guide.md '10. Errors' (everything else is answered, never raised); "
+    "003 'Allocations'",
     "The core broke on input a shim may send, or on its own state: the shim sees an "
     "exception and nobody knows what was decided.",
 )
@@ -81,7 +82,8 @@ NO_CHANGE = check(
     "protocol.rejection_changes_nothing",
     "A request that is refused or ignored as a whole (bad input, a duplicate "
     "confirmation, a paused RM) leaves the core's state exactly as it was.",
-    "CONTRACT 'Protocol rules' (rejections change no state); 002 'Feedback from Scheduler'",
+    "docs/shim-guide.md '10. Errors' (a refusal changes nothing); 002 'Feedback from "
+    "Scheduler'",
     "Bad input from one shim corrupted the core's state.",
 )
 ALLOCATION_MATCHES_ASK = check(
@@ -183,7 +185,8 @@ TIMERS = check(
     "released; and when a gang times out, one call carries its state change and the "
     "TIMEOUT release of every placeholder and placeholder ask.",
     f"{G} 'Cleanup' ('The timeout must start at the time the first placeholder ask is "
-    "allocated'; 'can be handled in a single UpdateResponse message'); CONTRACT schedule()",
+    "allocated'; 'can be handled in a single UpdateResponse message'); Scheduler.schedule() "
+    "(fires due timers)",
     "A timeout never fired, so resources a gang or a finished application held are never "
     "given back.",
 )
@@ -203,8 +206,8 @@ CONFIG_APPLIED = check(
     "After a registration or an accepted reload, every configured queue exists, is "
     "active, is a leaf or parent as configured, and has the configured max, guaranteed, "
     "maxapplications and effective sort policy; a refused configuration changes nothing.",
-    "004 'Configurations & Semantics'; 003 'Update and Remove partition'; CONTRACT "
-    "update_configuration",
+    "004 'Configurations & Semantics'; 003 'Update and Remove partition'; "
+    "Scheduler.update_configuration()",
     "A quota or policy the administrator set is not the one the core enforces.",
 )
 NODES = check(

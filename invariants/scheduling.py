@@ -60,7 +60,7 @@ def _offered(queue: Queue) -> list[Application]:
     "for its gang's placeholders) fits the free room of a schedulable node that is not "
     "reserved for another ask.",
     "004 'Implementation' (skip requests that can not be satisfied and find the next); "
-    "CONTRACT schedule(): 'schedules until no further allocation ... can be made'",
+    "Scheduler.schedule(): 'allocate until nothing more can be placed now'",
     "The cycle stopped early or skipped an ask it could have placed: work waits while "
     "room is free (a stale cache, a wrong skip, a policy that hides an application).",
     needs=("after_schedule",),

@@ -5,10 +5,9 @@ Every rule the seeds state is listed with the invariants, protocol checks and
 ``docs/invariants.md`` publishes the table; a test keeps every name in it real
 and every check of the registries on it.
 
-Seeds: ``001`` Apache YuniKorn, "Gang Scheduling Implementation"; ``002``
-"Scheduler Interface Spec" (apache/yunikorn-scheduler-interface); ``003``
-"Proposal to combine Cache and Scheduler's implementation in the core" (cache
-removal); ``004`` "Design of YuniKorn scheduler" (scheduler core design).
+Seeds: ``001`` gang scheduling design, ``002`` scheduler interface spec,
+``003`` cache removal design, ``004`` scheduler core design; their URLs (and
+the commits they are cited at) are in ``statemachines/sources.py``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """yunikorn-fsm's scheduler core: Apache YuniKorn's design behind the SI.
 
 ``Scheduler`` implements the SchedulerAPI of the interface spec
-(``002_1c9dede00f6609b9.txt``); ``si`` holds its messages;
+(``002``); ``si`` holds its messages;
 ``ResourceManagerCallback`` is what an RM hands over at registration. The
 public modules are this package, ``si``, ``clock``, ``errors``, ``callback``,
 ``config`` (the ``queues.yaml`` model) and ``testing``; everything else is

@@ -1,4 +1,4 @@
-"""``Scheduler``: the SchedulerAPI of ``002_1c9dede00f6609b9.txt``, the one entry point.
+"""``Scheduler``: the SchedulerAPI of ``002``, the one entry point.
 
 Requests are routed to the RM that sent them and the partition that owns the
 object; the partition's flows change objects through their lifecycles and
@@ -184,7 +184,8 @@ class Scheduler:
     def _ignored(self, rm_id: str, count: int, what: str) -> None:
         if count:
             self._core.event(rm_id, si.EventRecordType.UNKNOWN_EVENTRECORD_TYPE, rm_id,
-                             f"{count} {what} ignored: {self._refuse(rm_id)}")
+                             f"resource manager {rm_id}: {count} {what} ignored: "
+                             f"{self._refuse(rm_id)}")
 
     @staticmethod
     def _partition(rm: ResourceManager, name: str) -> Partition | None:
@@ -340,7 +341,8 @@ class Scheduler:
                 partition = self._partition(rm, remove.partition_name)
                 if partition is None or not partition.remove_application(remove.application_id):
                     self._core.event(rm.id, si.EventRecordType.APP, remove.application_id,
-                                     "removal of an unknown application ignored")
+                                     f"application {remove.application_id} is not known: "
+                                     "removal ignored")
             self._reap_partitions(rm)
 
     # ----------------------------------------------------------- node requests
@@ -413,7 +415,7 @@ class Scheduler:
 
     def _unknown_partition(self, rm_id: str, name: str, what: str) -> None:
         self._core.event(rm_id, si.EventRecordType.QUEUE, name,
-                         f"{what} for unknown partition {name} ignored")
+                         f"partition {name} is not known: {what} ignored")
 
     # -------------------------------------------------------------- scheduling
     def schedule(self) -> int:

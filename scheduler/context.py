@@ -24,6 +24,53 @@ EVENT_TYPES = {
     "node": si.EventRecordType.NODE,
     "object": si.EventRecordType.QUEUE,
 }
+"""The spec has no partition type (``002`` "Event Plugin"): a partition's events use QUEUE
+(it is the root of its queue tree) and their message starts with ``partition <name>``."""
+
+WHY: dict[tuple[str, ...], str] = {
+    ("application", "accept"): "its first ask arrived",
+    ("application", "run", "Accepted"): "its first real allocation was made",
+    ("application", "run", "Completing"): "a new ask arrived",
+    ("application", "wait"): "nothing is pending and no real allocation is left",
+    ("application", "complete"): "nothing was left when the completing timeout passed",
+    ("application", "kill"): "every allocation was released after the Hard placeholder timeout",
+    ("application", "expire"): "the retention period after it ended passed",
+    ("ask", "ask"): "the RM asked for it",
+    ("ask", "allocate"): "every repeat is allocated",
+    ("ask", "reject"): "the scheduler refused it",
+    ("allocation", "release"): "the core asked the RM to release it",
+    ("allocation", "replace"): "the RM confirmed the placeholder's release",
+    ("allocation", "expire"): "the RM confirmed the timeout release",
+    ("allocation", "preempt"): "the RM confirmed the preemption",
+    ("allocation", "stop"): "the RM released it",
+    ("node", "drain"): "the RM asked to drain it",
+    ("node", "restore"): "the RM made it schedulable again",
+    ("node", "remove"): "it left the partition",
+    ("object", "remove"): "it was removed from the configuration",
+    ("object", "start"): "it is in the configuration again",
+    ("object", "stop", "Draining"): "it is empty after its removal from the configuration",
+    ("object", "stop", "Active"): "its resource manager left",
+}
+"""Why each transition happens, when the caller does not say more: ``(lifecycle, trigger,
+source)`` first, then ``(lifecycle, trigger)``. A state change always says why."""
+
+
+def transition_sentence(obj: Any, lifecycle: str, trigger: str, source: str, dest: str,
+                        reference_id: str = "", why: str = "") -> str:
+    """``application app-1 accepted into root.a: its first ask arrived``: object, change, why."""
+    why = why or WHY.get((lifecycle, trigger, source)) or WHY.get((lifecycle, trigger), "")
+    where = ""
+    if lifecycle == "application" and dest == "Accepted" and getattr(obj, "queue", None):
+        where = f" into {obj.queue.path}"
+    return f"{describe(obj, lifecycle, reference_id)} {dest.lower()}{where}: {why}"
+
+
+def describe(obj: Any, lifecycle: str, reference_id: str = "") -> str:
+    """The object as a reader names it: ``queue root.a``, ``ask k of application app-1``."""
+    noun = getattr(obj, "EVENT_NOUN", lifecycle)
+    of = f" of application {reference_id}" if reference_id and noun in ("ask", "allocation") \
+        else ""
+    return f"{noun} {obj.event_id}{of}"
 
 
 TimerOwner = tuple[str, str]
@@ -109,31 +156,34 @@ class CoreContext:
     # -- rejections: the answer to the RM plus an event, always both ---------
     def reject_app(self, rm_id: str, app_id: str, reason: str) -> None:
         self.outbox(rm_id).app_rejected(app_id, reason)
-        self.event(rm_id, si.EventRecordType.APP, app_id, f"rejected: {reason}",
-                   si.EventChangeType.REMOVE)
+        self.event(rm_id, si.EventRecordType.APP, app_id,
+                   f"application {app_id} rejected: {reason}", si.EventChangeType.REMOVE)
 
     def reject_ask(self, rm_id: str, app_id: str, key: str, reason: str) -> None:
         self.outbox(rm_id).ask_rejected(app_id, key, reason)
-        self.event(rm_id, si.EventRecordType.REQUEST, key, f"rejected: {reason}",
+        self.event(rm_id, si.EventRecordType.REQUEST, key,
+                   f"ask {key} of application {app_id} rejected: {reason}",
                    si.EventChangeType.REMOVE, app_id)
 
     def reject_node(self, rm_id: str, node_id: str, reason: str) -> None:
         self.outbox(rm_id).node_rejected(node_id, reason)
-        self.event(rm_id, si.EventRecordType.NODE, node_id, f"rejected: {reason}",
+        self.event(rm_id, si.EventRecordType.NODE, node_id, f"node {node_id} rejected: {reason}",
                    si.EventChangeType.REMOVE)
 
     # -- state changes ------------------------------------------------------
-    def fire(self, obj: Any, trigger: str, rm_id: str, reference_id: str = "") -> str:
-        """Move ``obj`` along ``trigger`` and report the transition as an event."""
+    def fire(self, obj: Any, trigger: str, rm_id: str, reference_id: str = "",
+             why: str = "") -> str:
+        """Move ``obj`` along ``trigger`` and report the transition as an event (a sentence)."""
         lc = obj.LIFECYCLE
         source = obj.state
         dest: str = lc.fire(obj, trigger)
         if self.emit_events and lc.name in EVENT_TYPES:
+            text = transition_sentence(obj, lc.name, trigger, source, dest, reference_id, why)
             self.outbox(rm_id).events.append((
                 EVENT_TYPES[lc.name],
                 obj.event_id,
                 reference_id,
-                f"{lc.name} {trigger}: {source} -> {dest}",
+                f"{text} ({source} -> {dest})",
                 si.EventChangeType.SET,
                 int(self.clock.now() * 1e9),
             ))

@@ -1,6 +1,6 @@
 """Delivery: the one state lock, and callbacks delivered outside it in decision order.
 
-``003_df6a88229d753a2b.txt`` ("Locking after merge") describes one lock per
+``003`` ("Locking after merge") describes one lock per
 object with a lock order, to let Go goroutines schedule and update in
 parallel. Python threads do not run Python code in parallel, so fine-grained
 locks would add deadlock risk and no throughput: the core has one re-entrant

@@ -1,6 +1,6 @@
 """The scheduler's objects: plain slotted classes, one object model.
 
-``003_df6a88229d753a2b.txt`` ("How to merge Cache and scheduler objects") asks
+``003`` ("How to merge Cache and scheduler objects") asks
 for one object per concept with its state inside it; that is what lives here.
 The objects hold data and small derived views only: every state change is made
 by the flows of :mod:`scheduler.partition` through ``CoreContext.fire``
@@ -343,6 +343,7 @@ class Queue:
     """A queue of the partition's hierarchy (``004`` "Configurations & Semantics")."""
 
     LIFECYCLE: ClassVar[Lifecycle] = statemachines.OBJECT
+    EVENT_NOUN: ClassVar[str] = "queue"
     __slots__ = (
         "adminacl",
         "allocated",

@@ -110,17 +110,7 @@ def _resolve(rule: PlacementRuleConfig, queue_name: str, user: str, groups: Sequ
         return Placement(path) if found.is_leaf else None
     if not rule.create:
         return None
-    missing: list[str] = []
-    for depth in range(2, len(parts) + 1):
-        prefix = ".".join(parts[:depth])
-        info = lookup(prefix)
-        if info is None:
-            if prefix not in missing:
-                missing.append(prefix)
-        elif info.is_leaf and prefix != path:
-            return None
-    missing.sort(key=lambda p: p.count("."))
-    return Placement(path, tuple(missing))
+    return _created(path, lookup)
 
 
 def _resolve_parent(rule: PlacementRuleConfig, queue_name: str, user: str,
@@ -138,12 +128,19 @@ def _resolve_parent(rule: PlacementRuleConfig, queue_name: str, user: str,
         return None if found.is_leaf else Placement(path)
     if not rule.create:
         return None
+    return _created(path, lookup)
+
+
+def _created(path: str, lookup: Lookup) -> Placement | None:
+    """``path`` with the queues a create rule must make (top first); None when the
+    path runs through a leaf queue, which can have no children."""
     parts = path.split(".")
-    missing = []
+    missing: list[str] = []
     for depth in range(2, len(parts) + 1):
-        info = lookup(".".join(parts[:depth]))
+        prefix = ".".join(parts[:depth])
+        info = lookup(prefix)
         if info is None:
-            missing.append(".".join(parts[:depth]))
+            missing.append(prefix)
         elif info.is_leaf:
             return None
     return Placement(path, tuple(missing))

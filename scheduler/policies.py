@@ -1,6 +1,6 @@
 """Sorting policies: which queue, which application, which node first.
 
-``004_3abbea6d8cd34e89.txt`` ("Implementation"): sort queues and applications
+``004`` ("Implementation"): sort queues and applications
 by resource usage, let each partition choose how nodes are sorted. Where the
 seed stops, the policies follow Apache YuniKorn:
 

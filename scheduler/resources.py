@@ -7,7 +7,7 @@ module functions instead of a class keep the scheduling hot path cheap
 name ends in ``_into`` / ``_from``.
 
 Semantics follow YuniKorn's ``resources`` package where the seeds are silent
-(``004_3abbea6d8cd34e89.txt``, "Implementation": sort queues and apps by usage;
+(``004``, "Implementation": sort queues and apps by usage;
 fair share needs per-type shares).
 """
 

@@ -1,8 +1,8 @@
 """Allocation lifecycle.
 
-Sources: the interface spec ``002_1c9dede00f6609b9.txt`` ("Lifecycle of
+Sources: the interface spec ``002`` ("Lifecycle of
 Allocations": Allocated -> Completed / Preempted / Expired) and the gang design
-``001_77e2b1ca48512e76.txt`` ("Scheduler storage object changes", Allocation
+``001`` ("Scheduler storage object changes", Allocation
 ``released``; "AllocationRelease Response and Request"): a release initiated by
 the core marks the allocation released (``Releasing``) and only the shim's
 confirmation ends it, as Replaced, Expired or Preempted.

@@ -1,6 +1,6 @@
 """Application lifecycle.
 
-Sources: the gang design ``001_77e2b1ca48512e76.txt`` (sections "Scheduler logic
+Sources: the gang design ``001`` (sections "Scheduler logic
 changes", "Application completion", "Cleanup"), whose "waiting" state is today's
 ``Completing`` and whose "killed" state is ``Failing``/``Failed``; states and the
 edges the seed leaves implicit follow Apache YuniKorn's application state

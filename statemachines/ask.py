@@ -1,6 +1,6 @@
 """Allocation ask lifecycle.
 
-Source: the interface spec ``002_1c9dede00f6609b9.txt``, section "Ask for more
+Source: the interface spec ``002``, section "Ask for more
 resources" ("Lifecycle of AllocationAsk"): Initial -> Pending (asked by RM),
 Pending -> Allocated, Initial/Pending -> Rejected (by the scheduler or asked by
 the RM). An ask with ``maxAllocations`` > 1 stays Pending until its last repeat

@@ -1,6 +1,6 @@
 """Node lifecycle.
 
-Source: the interface spec ``002_1c9dede00f6609b9.txt``, section "Schedulable
+Source: the interface spec ``002``, section "Schedulable
 nodes registration and updates" (State transition of node) and
 ``NodeInfo.ActionFromRM``: DRAIN_NODE, DRAIN_TO_SCHEDULABLE ("if node is not
 in draining state, error will be thrown") and DECOMISSION ("immediately stop

@@ -1,6 +1,6 @@
 """Queue and partition lifecycle (YuniKorn's "object state").
 
-Sources: the cache removal design ``003_df6a88229d753a2b.txt`` ("Update and
+Sources: the cache removal design ``003`` ("Update and
 Remove partition": partitions marked for deletion, then cleaned up) and the
 issue's Active / Draining / Stopped; the edges follow Apache YuniKorn's
 object state machine: a queue or partition removed from the configuration

@@ -1,6 +1,6 @@
 """Resource manager lifecycle.
 
-Source: the interface spec ``002_1c9dede00f6609b9.txt``, section "Lifecycle of
+Source: the interface spec ``002``, section "Lifecycle of
 RM-Scheduler communication": init -> Running on registration, Running -> Paused
 on connection loss, Paused -> Stopped on timeout, Running -> Stopped on a
 voluntary shutdown. A paused RM may also shut down voluntarily (our addition,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pydantic
 import pytest
 
 from invariants import CheckContext, LifecycleRecorder, check_all
@@ -186,3 +187,47 @@ def test_child_template_configures_created_leaves() -> None:
     assert api.schedule() == 3, "the template's max caps the created queue"
     assert shim.accepted_apps == ["app-1"]
     assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+@pytest.mark.parametrize("text", [
+    # the provided path runs through the leaf root.fixedq
+    "      - name: provided\n        create: true\n",
+    # the parent rule's path (the provided one) runs through the leaf root.fixedq
+    "      - name: user\n        create: true\n        parent:\n          name: provided\n"
+    "          create: true\n",
+])
+def test_a_create_rule_whose_path_crosses_a_leaf_falls_through_to_the_next(text: str) -> None:
+    config = rules(text + "      - name: fixed\n        value: root.tenants.fallback\n"
+                   "        create: true\n")
+    api, shim, rec, _clock = make(config)
+    before = queues(api)
+    submit(api, "app-1", "root.fixedq.sub")
+    assert shim.accepted_apps == ["app-1"]
+    assert app_queue(api, "app-1") == "root.tenants.fallback"
+    assert queues(api) == [*before, "root.tenants.fallback"]
+    leaf = next(q for q in api.state_dump()["partitions"][0]["queues"]
+                if q["path"] == "root.fixedq")
+    assert not leaf["parent"]
+    assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+def test_no_queue_name_and_no_placement_rules_is_rejected_with_its_own_reason() -> None:
+    api, shim, _rec, _clock = make(
+        "partitions:\n  - name: default\n    queues:\n      - name: root\n"
+        "        submitacl: '*'\n        queues:\n          - name: a\n")
+    before = queues(api)
+    submit(api, "app-1", "")
+    # A blank name does not validate as a message; one built without validation
+    # (model_construct) reaches the core and gets the same reason.
+    api.update_application(si.ApplicationRequest(rm_id=RM, new=[
+        si.AddApplicationRequest.model_construct(
+            application_id="app-2", queue_name="   ", partition_name="", tags={},
+            ugi=si.UserGroupInformation(user="alice"), placeholder_ask=None,
+            execution_timeout_milli_seconds=0, gang_scheduling_style="")]))
+    assert [(r.application_id, r.reason) for r in shim.rejected_apps] == [
+        ("app-1", "no queue name given and no placement rules configured"),
+        ("app-2", "no queue name given and no placement rules configured")]
+    assert queues(api) == before
+    with pytest.raises(pydantic.ValidationError, match="must not be blank"):
+        si.AddApplicationRequest(application_id="app-3", queue_name="   ",
+                                 ugi=si.UserGroupInformation(user="alice"))

@@ -1,8 +1,9 @@
-"""The public surface is pinned: names, signatures and state names of ``CONTRACT.md``.
+"""The public surface is pinned: names, signatures and state names.
 
-The contract (the project's ``CONTRACT.md``, "Messages", "The core", "State
-names", "Lifecycle definitions", "CLI") fixes these names; extending the
-surface means adding to the sets below on purpose, never renaming.
+The project's public contract (messages, the core, state names, lifecycle
+definitions, the CLI) fixes these names and this file is its record in the
+repository; extending the surface means adding to the sets below on purpose,
+never renaming.
 """
 
 from __future__ import annotations

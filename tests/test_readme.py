@@ -17,7 +17,9 @@ def test_readme_example_runs(capsys: object) -> None:
     shim = namespace["shim"]
     assert [a.uuid for a in shim.allocations] == ["app-1-pod-1-1", "app-1-pod-1-2"]  # type: ignore[attr-defined]
     dump = namespace["api"].state_dump()  # type: ignore[attr-defined]
-    assert dump["partitions"][0]["queues"][1]["allocated"] == {"memory": 100, "vcore": 1000}
+    batch = dump["partitions"][0]["queues"][1]
+    assert batch["allocated"] == {"memory": 2**30, "vcore": 1500}
+    assert batch["max"] == {"memory": 4 * 2**30, "vcore": 10_000}     # 4Gi, 10 cores
 
 
 def test_readme_has_exactly_two_setup_commands() -> None:

@@ -209,3 +209,16 @@ def test_rejected_replacement_keeps_original_ask() -> None:
     env.ask("app-1", "k", 10, repeats=2)
     assert_rejected_without_change(env, "app-1", "k", lambda: env.ask("app-1", "k", 0))
     assert pending(env) == ({"memory": 20},) * 3
+
+
+def test_ask_tags_reach_the_allocation() -> None:
+    env = Env()
+    env.add_node("node-1", 100)
+    env.add_app("app-1")
+    tags = {"kubernetes.io/label/app": "web", "kubernetes.io/meta/namespace": "dev"}
+    env.api.update_allocation(si.AllocationRequest(rm_id=env.rm, asks=[si.AllocationAsk(
+        allocation_key="pod-1", application_id="app-1", tags=tags,
+        resource_ask=si.Resource.of(memory=10), max_allocations=2)]))
+    assert env.schedule() == 2
+    assert [a.allocation_tags for a in env.shim.allocations] == [tags, tags]
+    assert env.shim.allocations[0].allocation_tags is not env.shim.allocations[1].allocation_tags

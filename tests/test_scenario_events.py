@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from scenario_helpers import NA, Env, config
+from scenario_helpers import NA, TT, Env, config
 
-from scheduler import si
+from scheduler import Scheduler, si
 
 ET = si.EventRecordType
 
@@ -115,3 +115,139 @@ def test_rejection_is_also_an_event(case: str) -> None:
     assert len(rejections) == 1
     assert events_about(env, kind, object_id), [
         (e.type, e.object_id, e.message) for e in env.shim.events]
+
+
+def add_hard_gang(env: Env, placeholder_memory: int) -> None:
+    """Application ``g`` in ``root.a``: a Hard gang of ``placeholder_memory`` in total."""
+    env.api.update_application(si.ApplicationRequest(rm_id=env.rm, new=[
+        si.AddApplicationRequest(application_id="g", queue_name="root.a",
+                                 ugi=si.UserGroupInformation(user="alice"),
+                                 placeholder_ask=si.Resource.of(memory=placeholder_memory),
+                                 gang_scheduling_style="Hard")]))
+
+
+def gang_life(emit_events: bool) -> Env:
+    """A gang's whole life, with rejections and ignored requests on the way."""
+    env = Env()
+    env.api = Scheduler(clock=env.clock, emit_events=emit_events)
+    env.register()
+    env.add_node("node-1", 100)
+    add_hard_gang(env, 40)
+    env.add_app("x", "root.nope")                                   # rejected
+    env.ask("ghost", "k", 10)                                       # rejected
+    env.ask("g", "ph", 20, repeats=2, placeholder=True, task_group="tg")
+    env.schedule()
+    env.ask("g", "real", 20, task_group="tg")
+    env.schedule()
+    for r in list(env.shim.released):
+        env.release("g", r.uuid, r.termination_type)                 # replacement confirmed
+    env.release("g", "no-such-uuid", TT.TIMEOUT)                    # ignored
+    env.node_action("node-1", NA.DRAIN_NODE)
+    env.node_action("node-1", NA.DRAIN_TO_SCHEDULABLE)
+    env.advance(15 * 60)                                            # leftover placeholder goes
+    for r in env.shim.released[1:]:
+        env.release("g", r.uuid, r.termination_type)
+    env.release("g", env.shim.allocations[-1].uuid)                 # the real pod ends
+    env.advance(30)
+    env.update_config(config("- name: b"))
+    env.advance(4 * 24 * 3600)
+    return env
+
+
+def test_no_events_when_emit_events_is_off() -> None:
+    quiet, loud = gang_life(emit_events=False), gang_life(emit_events=True)
+    assert loud.shim.events
+    assert quiet.shim.of("send_event") == []
+    assert quiet.shim.messages == [m for m in loud.shim.messages if m[0] != "send_event"]
+
+
+# -- human-readable texts (issue 11, item 26) -----------------------------------------
+
+
+def test_every_update_and_event_of_a_gang_life_names_its_object_and_says_why() -> None:
+    env = gang_life(emit_events=True)
+    updates = env.shim.app_updates
+    assert [u.state for u in updates if u.application_id == "g"] == [
+        "Accepted", "Running", "Completing", "Completed", "Expired"]
+    for u in updates:
+        head, _, why = u.message.partition(": ")
+        assert head == f"application {u.application_id} {u.state.lower()}" or \
+            head.startswith(f"application {u.application_id} {u.state.lower()} into "), u
+        assert why.strip(), u
+    for e in env.shim.events:
+        assert e.object_id in e.message and e.message[0].islower(), e
+    assert "application g accepted into root.a: its first ask arrived" in [
+        u.message for u in updates]
+
+
+def test_application_updates_say_why_for_a_gang_timeout() -> None:
+    env = Env()
+    env.add_node("node-1", 100)
+    add_hard_gang(env, 300)
+    env.ask("g", "ph", 100, repeats=3, placeholder=True, task_group="tg")
+    env.schedule()
+    env.shim.clear()
+    env.advance(15 * 60)
+    [failing] = env.shim.app_updates
+    assert failing.message == ("application g failing: the placeholder timeout passed (gang "
+                               "style Hard); everything it holds is being released")
+
+
+def test_partition_events_say_partition() -> None:
+    two = config("- name: a") + """  - name: gpu
+    queues:
+      - name: root
+        submitacl: "*"
+"""
+    env = Env(two)
+    env.shim.clear()
+    env.update_config(config("- name: a"))
+    events = [e for e in env.shim.events if e.object_id == "gpu"]
+    assert {e.type for e in events} == {ET.QUEUE}          # the spec has no partition type
+    assert [e.message for e in events] == [
+        "partition gpu draining: it was removed from the configuration (Active -> Draining)",
+        "partition gpu stopped: it is empty after its removal from the configuration "
+        "(Draining -> Stopped)"]
+    assert all(e.message.startswith("queue ") for e in env.shim.events if e.object_id != "gpu")
+
+
+def failed_reason(env: Env, key: str) -> str:
+    [state] = [s for s in env.shim.scheduling_states if s.allocation_key == key]
+    assert state.state == si.SchedulingState.FAILED
+    return state.reason
+
+
+def test_failed_names_the_node_reserved_for_another_ask() -> None:
+    env = Env()
+    env.add_node("node-1", 100)
+    for app in ("app-1", "app-2", "app-3"):
+        env.add_app(app)
+    env.ask("app-1", "k1", 60)
+    env.schedule()
+    env.ask("app-2", "k2", 50)
+    env.ask("app-3", "k3", 50)
+    env.schedule()
+    assert failed_reason(env, "k3") == (
+        "the only node that fits (node-1) is reserved for another ask (k2 of application app-2)")
+
+
+def test_failed_names_a_too_large_ask_and_an_empty_partition() -> None:
+    env = Env()
+    env.add_app("app-1")
+    env.ask("app-1", "k1", 10)
+    env.schedule()
+    assert failed_reason(env, "k1") == "partition default has no schedulable node"
+    env.add_node("node-1", 100)
+    env.ask("app-1", "big", 500)
+    env.schedule()
+    assert failed_reason(env, "big") == (
+        "ask big needs {memory:500}, more than any of the 1 schedulable nodes can hold")
+
+
+def test_failed_names_the_predicates() -> None:
+    env = Env(predicates=lambda args: False)
+    env.add_node("node-1", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "k1", 10)
+    env.schedule()
+    assert failed_reason(env, "k1") == "the shim's predicates refused every node that fits (node-1)"

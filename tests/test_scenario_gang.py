@@ -1,4 +1,4 @@
-"""Scenarios: gang scheduling (``001_77e2b1ca48512e76.txt``) through the public API.
+"""Scenarios: gang scheduling (``001``) through the public API.
 
 Submission checks, placeholder asks, placeholder replacement, the placeholder
 and completing timeouts, recovery of placeholders, and the release /
@@ -1017,4 +1017,36 @@ def test_update_of_a_parked_ask_is_rejected() -> None:
     [new] = env.shim.allocations
     assert new.allocation_key == "real-1"
     assert new.resource_per_alloc.as_dict() == mem(20)
+    assert_clean(env)
+
+
+def test_hard_timeout_of_a_running_gang_with_placeholder_asks_pending_fails_it() -> None:
+    """A Running gang that still waits for placeholders is timed out like an Accepted one:
+    Hard fails it (``001`` "Cleanup"), releasing placeholders, placeholder asks and its
+    real allocations, and it is Failed once the shim confirmed every release."""
+    env = GangEnv()
+    env.add_node("node-1", 60)
+    env.add_gang("g", ph_ask=60, style="Hard")
+    env.placeholders("g", 2)
+    assert env.schedule() == 2
+    env.ask("g", "driver", 20)                   # a real pod outside the gang's task groups
+    assert env.schedule() == 1
+    assert env.app_state("g") == "Running"
+    env.placeholders("g", 1, prefix="late")     # within placeholderAsk, but node-1 is full
+    assert env.schedule() == 0
+    env.shim.clear()
+
+    env.advance(PLACEHOLDER_TIMEOUT)
+    assert env.app_states("g") == ["Failing"]
+    assert sorted(r.allocation_key for r in env.shim.released) == ["driver", "ph-1", "ph-2"]
+    assert {r.termination_type for r in env.shim.released} == {TT.TIMEOUT}
+    assert [(r.allocation_key, r.termination_type) for r in env.shim.released_asks] == [
+        ("late-1", TT.TIMEOUT)]
+    assert_clean(env)
+
+    for r in env.shim.released:
+        env.confirm("g", r.uuid, TT.TIMEOUT)
+    assert env.app_states("g") == ["Failing", "Failed"]
+    assert env.app("g")["allocations"] == []
+    assert env.node("node-1")["allocated"] == {}
     assert_clean(env)

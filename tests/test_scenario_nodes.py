@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from scenario_helpers import NA, SS, TT, Env, mem, res
 
+from scheduler import si
+
 
 def test_create_node_accepted_and_dumped() -> None:
     env = Env()
@@ -238,3 +240,41 @@ def test_app_with_all_allocations_on_decommissioned_node_completes() -> None:
     env = drained_env()
     env.node_action("node-1", NA.DECOMISSION)
     assert env.app_state("app-1") == "Completing"
+
+
+def test_update_that_keeps_a_reserved_ask_fitting_keeps_the_reservation() -> None:
+    env = Env()
+    env.add_node("node-1", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "k", 60)
+    assert env.schedule() == 1
+    env.ask("app-1", "big", 50)                  # fits node-1's capacity, not its free 40
+    assert env.schedule() == 0
+    reserved = [{"application_id": "app-1", "allocation_key": "big"}]
+    assert env.node("node-1")["reserved"] == reserved
+    env.node_action("node-1", NA.UPDATE, schedulable_resource=si.Resource.of(memory=105),
+                    attributes={"zone": "b"})
+    assert env.node("node-1")["reserved"] == reserved
+    env.node_action("node-1", NA.UPDATE, occupied_resource=si.Resource.of(memory=5))
+    assert env.node("node-1")["reserved"] == reserved
+
+
+def test_node_restored_with_drain_to_schedulable_is_ordered_by_its_current_usage() -> None:
+    """Fair node order puts the least used node first; a node drained while half full
+    and emptied while draining comes back as empty, not as it was when drained."""
+    env = Env()
+    env.add_node("node-1", 100)
+    env.add_node("node-2", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "half", 50)
+    assert env.schedule() == 1
+    env.ask("app-1", "third", 30)
+    assert env.schedule() == 1
+    assert [(a.allocation_key, a.node_id) for a in env.shim.allocations] == [
+        ("half", "node-1"), ("third", "node-2")]
+    env.node_action("node-1", NA.DRAIN_NODE)
+    env.release("app-1", env.uuids()[0])         # node-1 is empty now
+    env.node_action("node-1", NA.DRAIN_TO_SCHEDULABLE)
+    env.ask("app-1", "next", 10)
+    assert env.schedule() == 1
+    assert env.shim.allocations[-1].node_id == "node-1"

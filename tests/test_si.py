@@ -1,9 +1,9 @@
 """Tests of the SI message models (``scheduler.si``).
 
 The messages, field names and enums come from the interface spec
-(``002_1c9dede00f6609b9.txt``) and the gang design's "Interface changes"
-(``001_77e2b1ca48512e76.txt``); ``CONTRACT.md`` "Messages: scheduler.si" fixes
-the Python surface.
+(``002``) and the gang design's "Interface changes"
+(``001``); ``tests/test_public_surface.py`` pins the Python
+surface.
 """
 
 from __future__ import annotations

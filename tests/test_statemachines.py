@@ -157,6 +157,40 @@ def test_invalid_declaration_is_refused() -> None:
                   [TransitionSpec("go", "A", "B", "x"), TransitionSpec("back", "B", "A", "y")])
 
 
+def test_a_lifecycle_declaring_one_source_and_trigger_twice_is_refused() -> None:
+    from statemachines import Lifecycle, StateSpec, TransitionSpec
+
+    states = [StateSpec("A", "a"), StateSpec("B", "b"), StateSpec("C", "c")]
+    with pytest.raises(ValueError, match="go from A declared twice"):
+        Lifecycle("bad", "", "A", states,
+                  [TransitionSpec("go", "A", "B", "x"), TransitionSpec("go", "A", "C", "y")])
+    with pytest.raises(ValueError, match="go from A declared twice"):
+        Lifecycle("bad", "", "A", states,
+                  [TransitionSpec("go", "A", "B", "x"), TransitionSpec("go", "A", "B", "x")])
+    same_trigger_elsewhere = Lifecycle(
+        "ok", "", "A", states,
+        [TransitionSpec("go", "A", "B", "x"), TransitionSpec("go", "B", "C", "y")])
+    assert same_trigger_elsewhere.dest("B", "go") == "C"
+
+
+def test_the_remover_add_observer_returns_stops_only_that_observer() -> None:
+    first: list[str] = []
+    second: list[str] = []
+    remove_first = statemachines.add_observer(lambda r: first.append(r.dest))
+    remove_second = statemachines.add_observer(lambda r: second.append(r.dest))
+    try:
+        obj = Thing("Schedulable")
+        statemachines.NODE.fire(obj, "drain")
+        remove_first()
+        remove_first()                                   # a second call does nothing
+        statemachines.NODE.fire(obj, "restore")
+    finally:
+        remove_second()
+    statemachines.NODE.fire(obj, "drain")
+    assert first == ["Draining"]
+    assert second == ["Draining", "Schedulable"]
+
+
 def test_mermaid_is_a_state_diagram_with_every_edge() -> None:
     for lc in LIFECYCLES.values():
         text = to_mermaid(lc)

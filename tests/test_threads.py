@@ -749,7 +749,7 @@ def test_predicates_that_raise_do_not_break_the_cycle() -> None:
     add_ask(api, "app", "k")
     assert api.schedule() == 0
     assert shim.snapshot() == {}
-    assert any("predicates raised RuntimeError" in m for m in shim.events), shim.events
+    assert any("predicates for ask k raised RuntimeError" in m for m in shim.events), shim.events
     broken["on"] = False
     assert api.schedule() == 1
     assert len(shim.snapshot()) == 1

@@ -1,6 +1,6 @@
 """The queue configuration: Apache YuniKorn's ``queues.yaml``, parsed and validated.
 
-The seed ``004_3abbea6d8cd34e89.txt``, section "Configurations & Semantics",
+The seed ``004``, section "Configurations & Semantics",
 defines the shape: a configuration is a list of *partitions* (a partition is a
 name space), each with its own queue hierarchy below a ``root`` queue, queue
 resource settings (guaranteed "capacity" and "max-capacity") and ACLs, where

@@ -1,11 +1,11 @@
 """A partition: the state of one RM's partition and the flows that change it.
 
-Flows follow ``003_df6a88229d753a2b.txt`` ("Operations to add/remove app",
+Flows follow ``003`` ("Operations to add/remove app",
 "... remove allocations and add or remove asks", "... add, update or remove
 nodes", "Allocations") with the cache gone: every decision updates the one
 object model directly and in one step. Scheduling follows
-``004_3abbea6d8cd34e89.txt`` ("Implementation"); gang behaviour follows
-``001_77e2b1ca48512e76.txt``.
+``004`` ("Implementation"); gang behaviour follows
+``001``.
 
 :class:`Partition` is a thin facade: :class:`~.state.PartitionState` plus
 the entry points the API routes requests to. Each flow lives in its own

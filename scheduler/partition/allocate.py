@@ -41,7 +41,8 @@ def allocate(p: PartitionState, app: Application, ask: Ask, node: Node) -> Alloc
     if ask.last_scheduling_state is not None and ask.last_scheduling_state != SS.SCHEDULED:
         set_scheduling_state(p, ask, SS.SCHEDULED, f"allocated on node {node.id}")
     if core.emit_events:
-        box.events.append((ET.REQUEST, uuid, app.id, f"allocated on node {node.id}",
+        box.events.append((ET.REQUEST, uuid, app.id, f"allocation {uuid} of application "
+                           f"{app.id} (ask {ask.key}) allocated on node {node.id}",
                            si.EventChangeType.ADD, int(core.clock.now() * 1e9)))
     return alloc
 
@@ -68,7 +69,7 @@ def reserve_or_fail(p: PartitionState, app: Application, ask: Ask) -> None:
         return
     no_predicates = p.predicates is None
     if no_predicates and p.unreservable.covers(ask.resource):
-        set_scheduling_state(p, ask, SS.FAILED, "no node can satisfy the ask")
+        report_failed(p, app, ask)
         return
     for node in p.node_order:
         if node.reservation is not None:
@@ -80,8 +81,45 @@ def reserve_or_fail(p: PartitionState, app: Application, ask: Ask) -> None:
             return
     if no_predicates:
         p.unreservable.add(ask.resource)
-    set_scheduling_state(p, ask, SS.FAILED, "no node can satisfy the ask")
+    report_failed(p, app, ask)
 
+
+def report_failed(p: PartitionState, app: Application, ask: Ask, prefix: str = "") -> None:
+    """Report FAILED with the real reason; worked out only when the state changes."""
+    if ask.last_scheduling_state != SS.FAILED:
+        set_scheduling_state(p, ask, SS.FAILED, prefix + unplaceable_reason(p, app, ask))
+
+
+def unplaceable_reason(p: PartitionState, app: Application, ask: Ask) -> str:
+    """Why no node takes the ask now, nor can be reserved for it, as a shim would say it.
+
+    Walks the nodes once more, so it runs only when an ask turns FAILED: no
+    schedulable node, none large enough, the ones that fit reserved for other
+    asks, or the shim's predicates refused them.
+    """
+    r = ask.resource
+    nodes = list(p.node_order)
+    if not nodes:
+        draining = len(p.nodes)
+        return f"partition {p.name} has no schedulable node" + (
+            f" ({draining} draining)" if draining else "")
+    fit = [n for n in nodes if res.fits(r, res.sub(n.capacity, n.occupied))]
+    if not fit:
+        return (f"ask {ask.key} needs {res.to_str(r)}, more than any of the {len(nodes)} "
+                "schedulable nodes can hold")
+    mine = (app.id, ask.key)
+    taken = [n for n in fit if n.reservation is not None and n.reservation != mine]
+    if len(taken) == len(fit):
+        if len(fit) == 1:
+            other_app, other_key = taken[0].reservation or ("", "")
+            return (f"the only node that fits ({taken[0].id}) is reserved for another ask "
+                    f"({other_key} of application {other_app})")
+        return (f"every node that fits ({', '.join(n.id for n in fit)}) is reserved for "
+                "another ask")
+    if p.predicates is not None:
+        return (f"the shim's predicates refused every node that fits "
+                f"({', '.join(n.id for n in fit if n not in taken)})")
+    return "no node has room for it now and none can be reserved"
 
 def predicates(p: PartitionState, ask: Ask, node: Node, allocate: bool) -> bool:
     """The RM's predicates for this ask on this node; a callback that raises says no."""
@@ -92,8 +130,8 @@ def predicates(p: PartitionState, ask: Ask, node: Node, allocate: bool) -> bool:
     try:
         return bool(p.predicates(args))
     except Exception as exc:  # a shim's bug must not break the cycle
-        p.core.event(p.rm_id, ET.NODE, node.id,
-                     f"predicates raised {type(exc).__name__}: {exc}", reference_id=ask.key)
+        p.core.event(p.rm_id, ET.NODE, node.id, f"node {node.id}: the predicates for ask "
+                     f"{ask.key} raised {type(exc).__name__}: {exc}", reference_id=ask.key)
         return False
 
 

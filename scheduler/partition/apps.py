@@ -61,7 +61,8 @@ def add_application(p: PartitionState, req: si.AddApplicationRequest) -> None:
     queue.apps[app_id] = app
     app.tracked_group = ugm.resolve_group(groups, queue.ancestry())
     p.core.outbox(p.rm_id).app_accepted(app_id)
-    p.core.event(p.rm_id, ET.APP, app_id, f"added to queue {path}", si.EventChangeType.ADD)
+    p.core.event(p.rm_id, ET.APP, app_id, f"application {app_id} added to queue {path}",
+                 si.EventChangeType.ADD)
 
 
 def refused_outright(req: si.AddApplicationRequest) -> str:
@@ -140,14 +141,15 @@ def remove_application(p: PartitionState, app_id: str) -> bool:
     for ask in list(app.pending_asks.values()):
         asks.drop_ask(p, ask, "application removed")
     for alloc in list(app.allocations.values()):
-        ledger.remove_allocation(p, alloc, "stop")
+        ledger.remove_allocation(p, alloc, "stop", "its application was removed")
         ledger.report_release(p, alloc, TT.STOPPED_BY_RM, "application removed by the RM")
     if app.queue is not None:
         app.queue.apps.pop(app.id, None)
     app.timer_token += 1
     del p.apps[app_id]
     ledger.update_running_count(p, app)
-    p.core.event(p.rm_id, ET.APP, app_id, "removed by the RM", si.EventChangeType.REMOVE)
+    p.core.event(p.rm_id, ET.APP, app_id, f"application {app_id} removed by the RM",
+                 si.EventChangeType.REMOVE)
     queues.cleanup(p)
     return True
 
@@ -179,7 +181,8 @@ def after_release(p: PartitionState, app: Application) -> None:
             finish(p, app, "kill")
     elif app.state == "Resuming":
         if not app.has_placeholders():
-            appstate.fire_app(p, app, "accept", "placeholders released, scheduling as normal")
+            appstate.fire_app(p, app, "accept",
+                              "its placeholders are released; it is scheduled as normal")
             app.placeholder_timer_started = False
             app.placeholder_token += 1
             appstate.maybe_wait(p, app)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from statemachines.application import SCHEDULABLE
 
+from ..context import transition_sentence
 from ..objects import Application
 from . import ledger, reservations
 from .state import PartitionState
@@ -19,12 +20,19 @@ TERMINATED_RETENTION = 3 * 24 * 3600.0
 PLACEHOLDER_TIMEOUT = 15 * 60.0
 
 
-def fire_app(p: PartitionState, app: Application, trigger: str, message: str = "") -> None:
-    p.core.fire(app, trigger, p.rm_id)
+def fire_app(p: PartitionState, app: Application, trigger: str, why: str = "") -> None:
+    """Fire ``trigger``; the RM's ``UpdatedApplication.message`` says what changed and why.
+
+    ``why`` defaults to the transition's usual reason (``scheduler.context.WHY``); the
+    event and the update carry the same sentence, so a shim shows one text.
+    """
+    source = app.state
+    p.core.fire(app, trigger, p.rm_id, why=why)
     if trigger == "run":
         app.completing_timed_out = False
     app.state_since = p.core.clock.now()
     app.timer_token += 1
+    message = transition_sentence(app, "application", trigger, source, app.state, why=why)
     p.core.outbox(p.rm_id).app_updated(app.id, app.state, app.state_since, message)
     ledger.update_running_count(p, app)
     if app.state not in SCHEDULABLE:

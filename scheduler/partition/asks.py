@@ -37,8 +37,9 @@ def add_ask(p: PartitionState, msg: si.AllocationAsk) -> None:
             and _same(existing, msg, resource):
         # An informer resync re-sends what runs: refusing it would kill a running pod.
         p.core.event(p.rm_id, ET.REQUEST, msg.allocation_key,
-                     f"ask {msg.allocation_key} re-sent unchanged, already allocated: "
-                     "nothing to do", si.EventChangeType.NONE, msg.application_id)
+                     f"ask {msg.allocation_key} of application {msg.application_id} re-sent "
+                     "unchanged and already allocated: nothing to do", si.EventChangeType.NONE,
+                     msg.application_id)
         return
     if not reason and msg.execution_timeout_milli_seconds < 0:
         reason = (f"executionTimeoutMilliSeconds {msg.execution_timeout_milli_seconds} is "
@@ -124,7 +125,7 @@ def drop_ask(p: PartitionState, ask: Ask, why: str) -> None:
     app = ask.app
     if ask.state == "Pending":
         ledger.remove_pending(app, ask)
-        p.core.fire(ask, "reject", p.rm_id, app.id)
+        p.core.fire(ask, "reject", p.rm_id, app.id, why)
     reservations.cancel(p, app.id, ask.key)
     if ask.parked_on:
         placeholder = app.allocations.get(ask.parked_on)
@@ -133,7 +134,8 @@ def drop_ask(p: PartitionState, ask: Ask, why: str) -> None:
         ask.parked_on = ""
     if app.asks.get(ask.key) is ask:
         del app.asks[ask.key]
-    p.core.event(p.rm_id, ET.REQUEST, ask.key, why, si.EventChangeType.REMOVE, app.id)
+    p.core.event(p.rm_id, ET.REQUEST, ask.key, f"ask {ask.key} of application {app.id} "
+                 f"removed: {why}", si.EventChangeType.REMOVE, app.id)
 
 
 def release_asks(p: PartitionState, rel: si.AllocationAskRelease) -> None:
@@ -141,12 +143,13 @@ def release_asks(p: PartitionState, rel: si.AllocationAskRelease) -> None:
     app = p.apps.get(rel.application_id)
     if rel.termination_type != TT.STOPPED_BY_RM:
         p.core.event(p.rm_id, ET.REQUEST, rel.allocation_key or rel.application_id,
-                     f"ask release {rel.termination_type.name} acknowledged, "
+                     f"ask release {rel.termination_type.name} for application "
+                     f"{rel.application_id} acknowledged: only the core starts those, "
                      "nothing to do", reference_id=rel.application_id)
         return
     if app is None:
         p.core.event(p.rm_id, ET.APP, rel.application_id,
-                     "ask release for an unknown application ignored")
+                     f"application {rel.application_id} is not known: ask release ignored")
         return
     if rel.allocation_key:
         ask = app.asks.get(rel.allocation_key)
@@ -155,7 +158,8 @@ def release_asks(p: PartitionState, rel: si.AllocationAskRelease) -> None:
         asks = list(app.asks.values())
     if not asks:
         p.core.event(p.rm_id, ET.REQUEST, rel.allocation_key,
-                     "ask release for an unknown ask ignored", reference_id=app.id)
+                     f"ask {rel.allocation_key} of application {app.id} is not known: "
+                     "ask release ignored", reference_id=app.id)
         return
     box = p.core.outbox(p.rm_id)
     for ask in asks:

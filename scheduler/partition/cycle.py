@@ -114,8 +114,7 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
                 continue
             if not res.fits(ask.resource, p.room_ceiling()):
                 failed.add((app.id, ask.key))
-                allocate.set_scheduling_state(p, ask, SS.FAILED,
-                                              "larger than any schedulable node can hold")
+                allocate.report_failed(p, app, ask)
                 continue
             node = allocate.find_node(p, app, ask)
             if node is not None:

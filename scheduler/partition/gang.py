@@ -1,4 +1,4 @@
-"""Gang scheduling flows (``001_77e2b1ca48512e76.txt``) as plain functions.
+"""Gang scheduling flows (``001``) as plain functions.
 
 Placeholder replacement (park the real ask, release the placeholder, place
 the real ask when the shim confirms) and the placeholder timeout (Hard and
@@ -75,9 +75,8 @@ def complete_replacement(p: PartitionState, placeholder: Allocation) -> None:
         p.failed_shapes = res.ShapeMemo()
         node = allocate.find_node(p, app, ask)
     if node is None:
-        allocate.set_scheduling_state(p, ask, SS.FAILED,
-                                      f"placeholder {placeholder.uuid} was released but no "
-                                      "node has room for the real ask")
+        allocate.report_failed(p, app, ask, f"placeholder {placeholder.uuid} was released "
+                               "but the real ask fits no node: ")
         return
     alloc = allocate.allocate(p, app, ask, node)
     alloc.replaces = placeholder.uuid
@@ -117,9 +116,11 @@ def placeholder_timeout(p: PartitionState, app: Application) -> None:
         box.ask_released(p.name, app.id, ask.key, TT.TIMEOUT,
                          "placeholder timeout: placeholder ask released")
     if hard:
-        appstate.fire_app(p, app, "fail", "placeholder timeout (Hard)")
+        appstate.fire_app(p, app, "fail", "the placeholder timeout passed (gang style Hard); "
+                          "everything it holds is being released")
     elif app.LIFECYCLE.can(app.state, "resume"):
-        appstate.fire_app(p, app, "resume", "placeholder timeout (Soft)")
+        appstate.fire_app(p, app, "resume", "the placeholder timeout passed (gang style Soft); "
+                          "its placeholders are being released")
     apps.after_release(p, app)
 
 

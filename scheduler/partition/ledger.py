@@ -121,9 +121,9 @@ def refresh_quota_flag(queue: Queue, reason: str) -> None:
         queue.over_quota_reason = ""
 
 
-def remove_allocation(p: PartitionState, alloc: Allocation, trigger: str) -> None:
+def remove_allocation(p: PartitionState, alloc: Allocation, trigger: str, why: str = "") -> None:
     """End an allocation through ``trigger`` and take it off every account."""
-    p.core.fire(alloc, trigger, p.rm_id, alloc.app.id)
+    p.core.fire(alloc, trigger, p.rm_id, alloc.app.id, why)
     unbind(p, alloc)
     if alloc.replacing_key and trigger != "replace":
         ask = alloc.app.asks.get(alloc.replacing_key)

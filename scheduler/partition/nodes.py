@@ -45,7 +45,8 @@ def add_node(p: PartitionState, info: si.NodeInfo) -> None:
         recover(p, node, msg)
     node.recompute_available("recovered allocations exceed the node's room")
     p.node_order.update(node)
-    p.core.event(p.rm_id, ET.NODE, node.id, "node added", si.EventChangeType.ADD)
+    p.core.event(p.rm_id, ET.NODE, node.id, f"node {node.id} added to partition {p.name}",
+                 si.EventChangeType.ADD)
 
 
 def check_recovery(p: PartitionState, info: si.NodeInfo) -> str:
@@ -102,14 +103,16 @@ def recover(p: PartitionState, node: Node, msg: si.Allocation) -> None:
         alloc.over_quota = True
         for q in app.queue.ancestry() if app.queue else ():
             ledger.refresh_quota_flag(q, "recovered allocations exceed the max")
+    recovered = f"allocation {alloc.uuid} was recovered on node {node.id}"
     if app.state == "New":
-        appstate.fire_app(p, app, "accept")
+        appstate.fire_app(p, app, "accept", recovered)
     if not placeholder and app.LIFECYCLE.can(app.state, "run"):
-        appstate.fire_app(p, app, "run")
+        appstate.fire_app(p, app, "run", recovered)
     if placeholder and not app.placeholder_timer_started:
         appstate.start_placeholder_timer(p, app)
     p.core.event(p.rm_id, ET.REQUEST, alloc.uuid,
-                 f"allocation recovered on node {node.id}", si.EventChangeType.ADD, app.id)
+                 f"allocation {alloc.uuid} of application {app.id} recovered on node {node.id}",
+                 si.EventChangeType.ADD, app.id)
 
 
 def update_node(p: PartitionState, info: si.NodeInfo) -> None:
@@ -143,7 +146,8 @@ def update_node(p: PartitionState, info: si.NodeInfo) -> None:
             if not reservations.still_valid(
                     p, app.asks.get(key) if app is not None else None, node):
                 reservations.cancel(p, app_id, key)
-        p.core.event(p.rm_id, ET.NODE, node.id, "node updated", si.EventChangeType.SET)
+        p.core.event(p.rm_id, ET.NODE, node.id, f"node {node.id} updated",
+                     si.EventChangeType.SET)
     elif action == si.NodeAction.DRAIN_NODE:
         if node.state != "Schedulable":
             p.core.reject_node(p.rm_id, node.id, f"node {node.id} is {node.state.lower()}")
@@ -174,7 +178,7 @@ def remove_node(p: PartitionState, node: Node, message: str = "node decommission
     reservations.cancel_node(p, node)
     touched: list[Application] = []
     for alloc in list(node.allocations.values()):
-        ledger.remove_allocation(p, alloc, "stop")
+        ledger.remove_allocation(p, alloc, "stop", f"its node {node.id} left the partition")
         ledger.report_release(p, alloc, TT.STOPPED_BY_RM, message)
         if alloc.app not in touched:
             touched.append(alloc.app)

@@ -114,8 +114,8 @@ def create(p: PartitionState, paths: tuple[str, ...]) -> None:
         queue.sort_policy = sort_policy(queue.properties)
         parent.children[name] = queue
         p.queues[path] = queue
-        p.core.event(p.rm_id, si.EventRecordType.QUEUE, path, "created by a placement rule",
-                     si.EventChangeType.ADD)
+        p.core.event(p.rm_id, si.EventRecordType.QUEUE, path,
+                     f"queue {path} created by a placement rule", si.EventChangeType.ADD)
 
 
 def cleanup(p: PartitionState) -> None:

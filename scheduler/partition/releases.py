@@ -42,7 +42,8 @@ def release_allocations(p: PartitionState, rel: si.AllocationRelease) -> None:
         targets = []
     if not targets:
         p.core.event(p.rm_id, ET.REQUEST, rel.uuid or rel.application_id,
-                     f"release {ttype.name} of an unknown allocation ignored",
+                     f"allocation {rel.uuid} of application {rel.application_id} is not "
+                     f"known: release {ttype.name} ignored",
                      reference_id=rel.application_id)
         return
     touched: list[Application] = []
@@ -54,8 +55,9 @@ def release_allocations(p: PartitionState, rel: si.AllocationRelease) -> None:
             if alloc.state != "Releasing" or alloc.release_type != ttype.value:
                 p.core.event(
                     p.rm_id, ET.REQUEST, alloc.uuid,
-                    f"confirmation {ttype.name} for an allocation the core did not "
-                    f"release that way ignored (state {alloc.state})",
+                    f"allocation {alloc.uuid} of application {alloc.app.id}: confirmation "
+                    f"{ttype.name} ignored, the core did not release it that way (state "
+                    f"{alloc.state})",
                     reference_id=alloc.app.id)
                 continue
             ledger.remove_allocation(p, alloc, CONFIRM_TRIGGERS[ttype])
@@ -63,7 +65,8 @@ def release_allocations(p: PartitionState, rel: si.AllocationRelease) -> None:
                 gang.complete_replacement(p, alloc)
         else:
             p.core.event(p.rm_id, ET.REQUEST, alloc.uuid,
-                         f"release with termination type {ttype.name} ignored",
+                         f"allocation {alloc.uuid} of application {alloc.app.id}: release "
+                         f"with termination type {ttype.name} ignored",
                          reference_id=alloc.app.id)
             continue
         if alloc.app not in touched:

@@ -17,7 +17,8 @@ def reserve(p: PartitionState, app: Application, ask: Ask, node: Node) -> None:
     node.reservation = (app.id, ask.key)
     node.reserved_at = p.core.next_seq()
     p.reservations[(app.id, ask.key)] = node
-    p.core.event(p.rm_id, si.EventRecordType.REQUEST, ask.key, f"reserved node {node.id}",
+    p.core.event(p.rm_id, si.EventRecordType.REQUEST, ask.key,
+                 f"ask {ask.key} of application {app.id} reserved node {node.id}",
                  si.EventChangeType.ADD, app.id)
 
 

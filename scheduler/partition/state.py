@@ -32,6 +32,8 @@ class PartitionState:
     """What one partition of one RM holds (``004`` "Relations between Entities")."""
 
     LIFECYCLE: ClassVar[Lifecycle] = statemachines.OBJECT
+    EVENT_NOUN: ClassVar[str] = "partition"
+    """Events name it a partition: the spec's event types have none (``scheduler.context``)."""
 
     def __init__(self, core: CoreContext, rm_id: str, name: str) -> None:
         self.core = core

@@ -1,11 +1,11 @@
 """The scheduler interface (SI) messages as pydantic v2 models.
 
-One model per message of the interface spec (``002_1c9dede00f6609b9.txt``,
+One model per message of the interface spec (``002``,
 "Generic definitions" and the sections that follow it), plus the fields the
-gang scheduling design adds (``001_77e2b1ca48512e76.txt``, "Interface
+gang scheduling design adds (``001``, "Interface
 changes").
 
-Conventions (``CONTRACT.md``, "Messages: scheduler.si"):
+Conventions (the public surface, pinned by ``tests/test_public_surface.py``):
 
 - Python attributes are snake_case; the spec's camelCase names are aliases and
   ``model_dump(by_alias=True)`` emits them.  ``...ID`` becomes ``..._id``,
