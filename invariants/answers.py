@@ -10,6 +10,7 @@ from __future__ import annotations
 import statemachines
 from scheduler import si
 
+from . import limits
 from . import protocol as P
 from . import quantities as qty
 from .calls import Call, Monitor
@@ -59,6 +60,8 @@ def new_allocation(m: Monitor, rv: RMView, call: Call, msg: si.Allocation) -> No
     if app is not None:
         _quota(m, rv, call, app, r, subject)
         _gang(m, rv, call, app, msg, r, subject)
+        if not _replacing(call, app, msg):
+            limits.judge_allocation(m, rv, app, r, subject)
     rv.allocs[msg.uuid] = AllocView(
         msg.uuid, msg.application_id, msg.allocation_key, msg.node_id, r, msg.placeholder,
         msg.task_group_name, call.now, ask.timeout_ms if ask is not None else 0, message=msg)
@@ -118,12 +121,7 @@ def _gang(m: Monitor, rv: RMView, call: Call, app: AppView, msg: si.Allocation,
         keys = [k.key for k in rv.pending_placeholders(app.id)]
         m.report(P.GANG_WAITS, subject, f"a real allocation while placeholder asks {keys} "
                  "are pending")
-    if not msg.task_group_name:
-        return
-    replacing = any(ph.app == app.id and ph.task_group == msg.task_group_name
-                    and ph.releasing == TT.PLACEHOLDER_REPLACED
-                    for ph in call.shim_confirmed.values())
-    if replacing:
+    if not msg.task_group_name or _replacing(call, app, msg):
         return
     free_ph = [a.uuid for a in rv.allocs_of(app.id)
                if a.placeholder and a.task_group == msg.task_group_name
@@ -131,6 +129,13 @@ def _gang(m: Monitor, rv: RMView, call: Call, app: AppView, msg: si.Allocation,
     if free_ph:
         m.report(P.GANG_WAITS, subject, f"allocated beside unreleased placeholders {free_ph} "
                  "of its task group instead of replacing one")
+
+
+def _replacing(call: Call, app: AppView, msg: si.Allocation) -> bool:
+    """A real allocation that replaces a placeholder the shim confirmed in this call."""
+    return bool(msg.task_group_name) and not msg.placeholder and any(
+        ph.app == app.id and ph.task_group == msg.task_group_name
+        and ph.releasing == TT.PLACEHOLDER_REPLACED for ph in call.shim_confirmed.values())
 
 
 # ---------------------------------------------------------------- releases

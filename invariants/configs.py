@@ -4,7 +4,8 @@ Each test case of the checker draws its own ``queues.yaml``: one or two
 partitions, trees one to three levels deep, ``max`` and ``guaranteed`` at
 random levels (kept valid: a child's max within its parent's, guarantees
 adding up), every application sort policy, ``maxapplications``, submit and
-admin ACLs with users and groups, child templates, and placement rules.
+admin ACLs with users and groups, child templates, placement rules, and user and
+group limits (named, wildcard, at several levels).
 The fixed default configuration stays one of the shapes.
 """
 
@@ -42,6 +43,11 @@ partitions:
           - name: a
             submitacl: "*"
             maxapplications: 2
+            limits:
+              - users: [alice]
+                maxresources: {memory: 100}
+              - users: ["*"]
+                maxresources: {memory: 40}
             resources:
               guaranteed: {memory: 60}
               max: {memory: 120, vcore: 20}
@@ -60,9 +66,15 @@ partitions:
             adminacl: " admins"
             properties:
               application.sort.policy: stateaware
+            limits:
+              - groups: [devs]
+                maxresources: {memory: 80}
+              - users: ["*"]
+                maxapplications: 2
 """
 """The checker's fixed configuration: a quota on a leaf and on a parent, fair and
-stateaware leaves, ACLs by user, by group and by admin, a gang-eligible leaf."""
+stateaware leaves, ACLs by user, by group and by admin, a gang-eligible leaf, and
+group and wildcard user limits."""
 
 
 @dataclass(frozen=True)
@@ -114,7 +126,11 @@ def _partition(rng: random.Random, name: str) -> dict[str, Any]:
     if rng.random() < 0.5:
         root["submitacl"] = "*"
     depth = rng.choice((1, 2, 2, 3))
-    root["queues"] = [_queue(rng, 1, depth, None, None, counter)
+    cap: tuple[int | None, int | None] = (None, None)
+    if rng.random() < 0.2:
+        root["limits"] = _limits(rng, None, None, cap)
+        cap = _tightest(root["limits"], cap)
+    root["queues"] = [_queue(rng, 1, depth, None, None, counter, cap)
                       for _ in range(rng.randint(1, 3))]
     part: dict[str, Any] = {"name": name, "queues": [root]}
     if rng.random() < 0.3:
@@ -125,7 +141,8 @@ def _partition(rng: random.Random, name: str) -> dict[str, Any]:
 
 
 def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
-           parent_apps: int | None, counter: list[int]) -> dict[str, Any]:
+           parent_apps: int | None, counter: list[int],
+           cap: tuple[int | None, int | None] = (None, None)) -> dict[str, Any]:
     counter[0] += 1
     q: dict[str, Any] = {"name": f"q{counter[0]}"}
     mx = parent_max
@@ -152,8 +169,11 @@ def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
         q["submitacl"] = rng.choice(ACLS)
     if rng.random() < 0.15:
         q["adminacl"] = rng.choice(ACLS)
+    if rng.random() < 0.3:
+        q["limits"] = _limits(rng, mx, apps, cap)
+        cap = _tightest(q["limits"], cap)
     if level < depth and rng.random() < 0.7:
-        q["queues"] = [_queue(rng, level + 1, depth, mx, apps, counter)
+        q["queues"] = [_queue(rng, level + 1, depth, mx, apps, counter, cap)
                        for _ in range(rng.randint(1, 3))]
         _fit_guarantees(q)
         if rng.random() < 0.2:
@@ -165,6 +185,51 @@ def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
                 template["maxapplications"] = apps
             q["childtemplate"] = template
     return q
+
+
+LIMIT_NAMES = (["alice"], ["dave", "e.f"], ["*"], ["bob", "*"], ["alice", "dave"])
+GROUP_NAMES = (["devs"], ["admins", "devs"], ["devs", "*"])
+
+
+WILDCARD_USER = "*"
+
+
+def _limits(rng: random.Random, queue_max: int | None, queue_apps: int | None,
+            cap: tuple[int | None, int | None]) -> list[dict[str, Any]]:
+    """User and group limits within the queue's max and maxapplications and every limit
+    above (so valid: YuniKorn refuses a limit larger than its queue's or a parent's, and
+    one without maxapplications below one that sets it)."""
+    top_mem = min(m for m in (queue_max, cap[0], MEMORIES[-1]) if m is not None)
+    top_apps = min(a for a in (queue_apps, cap[1], 3) if a is not None)
+    out: list[dict[str, Any]] = []
+    for kind in rng.sample(("users", "groups"), rng.randint(1, 2)):
+        names = rng.choice(LIMIT_NAMES if kind == "users" else GROUP_NAMES)
+        limit: dict[str, Any] = {kind: list(names)}
+        if rng.random() < 0.7:
+            limit["maxresources"] = {"memory": rng.choice(
+                [m for m in (20, 30, 40, 60, 80) if m <= top_mem] or [top_mem])}
+        if rng.random() < 0.5 or "maxresources" not in limit or cap[1] is not None:
+            limit["maxapplications"] = rng.randint(1, top_apps)
+        out.append(limit)
+        if kind == "users" and WILDCARD_USER not in names and rng.random() < 0.5:
+            # a wildcard beside the named users, tighter: the named entries override it
+            wild = {k: v for k, v in limit.items() if k != "users"}
+            if "maxresources" in wild:
+                wild["maxresources"] = {"memory": max(10, wild["maxresources"]["memory"] // 2)}
+            out.append({"users": [WILDCARD_USER], **wild})
+    return out
+
+
+def _tightest(limits: list[dict[str, Any]],
+              cap: tuple[int | None, int | None]) -> tuple[int | None, int | None]:
+    """The smallest memory and application limits so far, which every limit below keeps to."""
+    mem, apps = cap
+    for limit in limits:
+        m = limit.get("maxresources", {}).get("memory")
+        a = limit.get("maxapplications")
+        mem = m if mem is None or (m is not None and m < mem) else mem
+        apps = a if apps is None or (a is not None and a < apps) else apps
+    return mem, apps
 
 
 def _fit_guarantees(q: dict[str, Any]) -> None:

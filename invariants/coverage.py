@@ -163,6 +163,20 @@ def _maxapps(rec: StepRecord) -> bool:
     return any("maxapplications" in s.reason for s in rec.states(si.SchedulingState.SKIPPED))
 
 
+@goal("limits.ask_held", "An ask waited because one more repeat would take its user or "
+      "group past a maxresources limit on its path.")
+def _limit_room(rec: StepRecord) -> bool:
+    return any("would exceed its limit" in s.reason
+               for s in rec.states(si.SchedulingState.SKIPPED))
+
+
+@goal("limits.app_held", "An application waited because its user or group already ran "
+      "as many applications as a limit on its path allows.")
+def _limit_apps(rec: StepRecord) -> bool:
+    return any("application(s) on" in s.reason and s.reason.endswith("its limit")
+               for s in rec.states(si.SchedulingState.SKIPPED))
+
+
 @goal("partition.removed_by_reload", "A reload removed a partition: it drained and stopped.")
 def _partition_removed(rec: StepRecord) -> bool:
     return any(not hasattr(o, "path") for o in rec.moved("object", "Draining", "Stopped"))

@@ -39,6 +39,14 @@ class Template:
 
 
 @dataclass(frozen=True)
+class LimitModel:
+    """One user's or group's limit on one queue: only the types named are capped."""
+
+    max_resources: Mapping[str, int]
+    max_applications: int
+
+
+@dataclass(frozen=True)
 class QueueModel:
     """One configured queue as the checker reads it."""
 
@@ -52,6 +60,10 @@ class QueueModel:
     submitacl: str | None
     adminacl: str | None
     template: Template | None
+    users: Mapping[str, LimitModel] = field(default_factory=dict)
+    """User limits by name (``*`` included), the first entry naming a user winning."""
+    groups: Mapping[str, LimitModel] = field(default_factory=dict)
+    """Group limits by name, in configuration order."""
 
     @property
     def sort_policy(self) -> str:
@@ -116,13 +128,26 @@ def _partition(p: PartitionConfig) -> PartitionModel:
             max=dict(cfg.resources.max) or None,
             guaranteed=dict(cfg.resources.guaranteed) or None,
             max_applications=cfg.maxapplications, properties=props,
-            submitacl=cfg.submitacl, adminacl=cfg.adminacl, template=template)
+            submitacl=cfg.submitacl, adminacl=cfg.adminacl, template=template,
+            **_limits(cfg))
         queues[path] = model
         for child in cfg.queues:
             walk(child, model)
 
     walk(p.queues[0], None)
     return PartitionModel(p.name, queues, list(p.placementrules))
+
+
+def _limits(cfg: QueueConfig) -> dict[str, dict[str, LimitModel]]:
+    users: dict[str, LimitModel] = {}
+    groups: dict[str, LimitModel] = {}
+    for entry in cfg.limits:
+        limit = LimitModel(dict(entry.maxresources), entry.maxapplications)
+        for name in entry.users:
+            users.setdefault(name, limit)
+        for name in entry.groups:
+            groups.setdefault(name, limit)
+    return {"users": users, "groups": groups}
 
 
 # ---------------------------------------------------------------- ACLs

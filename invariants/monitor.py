@@ -27,7 +27,7 @@ from scheduler.clock import Clock
 from scheduler.errors import UnknownResourceManager
 from scheduler.trace import Step
 
-from . import answers, configured, requests, view
+from . import answers, configured, limits, requests, view
 from . import protocol as P
 from . import quantities as qty
 from .calls import Call
@@ -356,6 +356,7 @@ class ModelShim:
         answers.replacements(self, rv, call)
         answers.gang_timeout_response(self, rv, call)
         self._told_agrees(rv)
+        limits.groups_agree(self, rv)
 
     def _told_agrees(self, rv: RMView) -> None:
         """What the shim was told is what the core holds: every application's state, every

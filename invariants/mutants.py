@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import FunctionType, ModuleType
 from typing import Any
 
-from scheduler import placement
+from scheduler import placement, ugm
 from scheduler.partition import (
     allocate,
     apps,
@@ -170,6 +170,30 @@ MUTANTS: tuple[Mutant, ...] = (
     M("apps.removal_keeps_allocations", "lifecycle",
       "002 RemoveApplicationRequest: its allocations are removed", apps, "remove_application",
       '        ledger.remove_allocation(p, alloc, "stop", "its application was removed")\n', ""),
+    M("limits.leaf_only", "limits",
+      "YuniKorn ugm: a user's or group's limit on any queue of the path holds an ask back",
+      eligibility, "user_headroom",
+      "app.queue.ancestry(), ask.resource)", "[app.queue], ask.resource)"),
+    M("limits.group_room_ignored", "limits",
+      "YuniKorn ugm: the tracked group's maxresources applies as well as the user's",
+      ugm, "over_limit", "        for key in who:", "        for key in who[:1]:"),
+    M("limits.wildcard_over_named", "limits",
+      "YuniKorn ugm: a named user limit overrides the '*' limit of its queue",
+      ugm.QueueLimits, "for_user",
+      "return self.users.get(user) or self.users.get(WILDCARD)",
+      "return self.users.get(WILDCARD) or self.users.get(user)"),
+    M("limits.maxapplications_ignored", "limits",
+      "YuniKorn ugm: an application starts only within its user's and group's "
+      "maxapplications", eligibility, "user_slot",
+      "if app.counted_running or app.queue is None:", "if True:"),
+    M("limits.release_not_subtracted", "limits",
+      "YuniKorn ugm: every removal subtracts from the user's and group's usage",
+      ledger, "unbind",
+      "            p.users.add(eligibility.limited(app), [q.path for q in app.queue.ancestry()], "
+      "r, -1)\n", "            pass\n"),
+    M("limits.group_resolved_from_root", "limits",
+      "YuniKorn ugm: the tracked group is resolved from the leaf towards root",
+      ugm, "resolve_group", "    for queue in path:", "    for queue in reversed(path):"),
 )
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from scheduler import si
 
-from . import model
+from . import limits, model
 from . import protocol as P
 from . import quantities as qty
 from .calls import Call, Monitor
@@ -150,11 +150,13 @@ def accepted(m: Monitor, rv: RMView, call: Call, add: si.AddApplicationRequest,
     ph = add.placeholder_ask.as_dict() if add.placeholder_ask else {}
     timeout = add.execution_timeout_milli_seconds
     path = placed.path if placed is not None else model.qualify(add.queue_name)
+    part = rv.config.partition(add.partition_name)
     rv.apps[app_id] = AppView(
         app_id, add.partition_name or "default", add, path,
         gang=qty.positive(ph), style=add.gang_scheduling_style or "Soft",
         placeholder_timeout=timeout / 1000.0 if timeout > 0 else 15 * 60.0,
-        state_since=call.now)
+        state_since=call.now,
+        group=limits.group_for(part.chain(path), add.ugi.groups) if part else "")
     rv.finished.pop(app_id, None)
     for k in [k for k in rv.asks if k[0] == app_id]:
         del rv.asks[k]

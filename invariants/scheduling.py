@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from statemachines.application import LIVE, SCHEDULABLE, STARTED
 
+from . import limits
 from . import quantities as qty
 from .registry import CheckContext, Violation, invariant
 from .view import Application, PartitionState, Queue, partitions, rms
@@ -77,6 +78,10 @@ def _maximal(ctx: CheckContext) -> Iterator[Violation]:
         nodes = sorted((n for n in p.nodes.values() if n.state == "Schedulable"),
                        key=lambda n: n.id)
         free = {n.id: qty.minus(qty.minus(n.capacity, n.occupied), n.allocated) for n in nodes}
+        configs, groups = ctx.extra.get("configs", {}), ctx.extra.get("groups", {})
+        config = configs.get(p.rm_id)
+        part = config.partition(p.name) if config is not None else None
+        used, counted = limits.expected(p)
         for queue in p.queues.values():
             if not queue.is_leaf:
                 continue
@@ -92,6 +97,9 @@ def _maximal(ctx: CheckContext) -> Iterator[Violation]:
                     if any(q.max is not None and not qty.within(qty.plus(q.allocated,
                                                                          ask.resource), q.max)
                            for q in path):
+                        continue
+                    if limits.held_back(part, used, counted, app, ask.resource,
+                                        groups.get((p.rm_id, app.id))):
                         continue
                     for node in nodes:
                         if node.reservation not in (None, (app.id, ask.key)):

@@ -27,6 +27,7 @@ class Entry:
 
 
 E = Entry
+Y = "YuniKorn"
 G = "001"
 S = "002"
 C = "003"
@@ -243,4 +244,20 @@ MAP: tuple[Entry, ...] = (
       "everything it owned.", ("protocol.recovery",)),
     E(D, "Relations between Entities", "Each object belongs to one partition and one RM.",
       ("references.allocation",)),
+    # -- YuniKorn's user and group limits (not in the seeds; docs/design-notes.md) -------
+    E(Y, "User and group limits (ugm)", "Usage is tracked for the application's user and its "
+      "tracked group on every queue of the path, placeholders included; the running "
+      "applications of each are counted.", ("limits.accounting",)),
+    E(Y, "User and group limits (ugm)", "The tracked group is resolved from the leaf up (the "
+      "first named group of a queue's limits the user belongs to, else '*') and kept.",
+      ("protocol.tracked_group",)),
+    E(Y, "User and group limits (ugm)", "An ask that would take its user or group past "
+      "maxresources on a queue of the path, or an application whose user or group runs "
+      "maxapplications there, waits; a named user limit overrides '*' on its queue; a "
+      "replacement and a recovered allocation are not checked.",
+      ("protocol.user_limits", "scheduling.maximal")),
+    E(Y, "User and group limits (ugm)", "Limits never reject and never release.",
+      ("protocol.core_releases",),
+      "Releases are checked; a rejection of an ask for a limit is not told apart from "
+      "other rejections with a reason (protocol.expected_rejection accepts any reason)."),
 )

@@ -41,6 +41,8 @@ class AppView:
     placeholder_fired: bool = False
     """The placeholder timer of this spell has fired (it fires once)."""
     state_since: float = 0.0
+    group: str = ""
+    """The group whose limits apply, as the checker resolved it at acceptance."""
 
     @property
     def live(self) -> bool:

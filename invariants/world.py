@@ -124,7 +124,11 @@ class World:
         view = {uuid: (a.app, a.node) for rv in self.shim.rms.values() if not rv.stopped
                 for uuid, a in rv.allocs.items()}
         ctx = CheckContext(self.api, recorder=self.recorder, shim_view=view,
-                           extra={"after_schedule": after_schedule, "predicate": self.predicate})
+                           extra={"after_schedule": after_schedule, "predicate": self.predicate,
+                                  "configs": {rm: rv.config for rm, rv in self.shim.rms.items()},
+                                  "groups": {(rm, app_id): a.group
+                                             for rm, rv in self.shim.rms.items()
+                                             for app_id, a in rv.apps.items()}})
         out: list[Violation] = []
         timings = self.timings
         for inv in REGISTRY.values():

@@ -176,6 +176,6 @@ def no_slot(tracker: Tracker, who: Sequence[tuple[str, str]],
             if limit is None or limit.max_applications <= 0:
                 continue
             if tracker.apps(key, queue.path) >= limit.max_applications:
-                return (f"{key[0]} {key[1]} runs {limit.max_applications} application(s) "
-                        f"on {queue.path}, its maxapplications")
+                return (f"{key[0]} {key[1]} already runs {limit.max_applications} "
+                        f"application(s) on {queue.path}, its limit")
     return ""

@@ -215,6 +215,18 @@ def _queue_running_apps(w: World) -> str:
     return "queue default/root.b"
 
 
+def _user_usage(w: World) -> str:
+    app = w.partition.apps["app-1"]
+    w.partition.users.used[("user", app.user)]["root.a"]["memory"] += 7
+    return f"user default/{app.user} on root.a"
+
+
+def _user_running(w: World) -> str:
+    app = w.partition.apps["app-1"]
+    w.partition.users.running[("user", app.user)]["root"] += 1
+    return f"user default/{app.user} on root"
+
+
 def _node_lost_allocation(w: World) -> str:
     node = w.partition.nodes["n1"]
     uuid = sorted(node.allocations)[0]
@@ -359,6 +371,7 @@ CORRUPTIONS: dict[str, list[Corruption]] = {
     "lifecycle.legal": [_lifecycle_state_assigned, _lifecycle_ask_state_assigned,
                         _lifecycle_undeclared_state],
     "scheduling.maximal": [_scheduling_room_appears],
+    "limits.accounting": [_user_usage, _user_running],
 }
 
 CASES = [(name, fn) for name, fns in CORRUPTIONS.items() for fn in fns]

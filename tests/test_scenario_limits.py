@@ -119,7 +119,8 @@ def test_maxapplications_holds_a_second_application_back(limits: str) -> None:
     assert env.app_state("app-2") == "Accepted"
     assert allocated(env, "app-2") == {}
     assert env.sched_states("app-2", "alloc-2")[-1] == SS.SKIPPED
-    assert "maxapplications" in env.shim.scheduling_states[-1].reason
+    assert env.shim.scheduling_states[-1].reason.endswith("application(s) on root.default, "
+                                                          "its limit")
     assert env.shim.rejected_asks == [] and env.shim.rejected_apps == []
 
     env.remove_app("app-1")
@@ -281,3 +282,20 @@ def test_usage_leaves_the_dump_when_it_is_gone() -> None:
     for release in env.shim.released:
         env.release("app-1", release.uuid, release.termination_type)
     assert tracked(env, "root", "users") == {} and tracked(env, "root", "groups") == {}
+
+
+def test_a_reload_that_removes_a_queue_clears_its_limits() -> None:
+    """A draining queue keeps its applications but not the limits the configuration no
+    longer sets (YuniKorn replaces every limit on a reload)."""
+    with_b = ("          - name: default\n          - name: b\n"
+              "            limits: [{users: ['*'], maxresources: {memory: 2}}]\n")
+    env = Env(limits_config(queues=with_b))
+    env.add_node("node-1", 100)
+    env.add_app("app-1", "root.b", user=USER)
+    env.ask("app-1", "a", 2, repeats=3)
+    env.schedule()
+    assert allocated(env, "app-1") == {"memory": 2}
+    env.update_config(limits_config())
+    env.schedule()
+    assert env.queue("root.b")["state"] == "Draining"
+    assert allocated(env, "app-1") == {"memory": 6}

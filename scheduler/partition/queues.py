@@ -32,6 +32,8 @@ def apply_config(p: PartitionState, config: PartitionConfig, initial: bool = Fal
         return
     for path in [path for path in p.queues if path not in seen]:
         queue = p.queues[path]
+        if queue.managed:
+            queue.limits = None  # YuniKorn: a reload clears the limits it no longer sets
         if queue.state == "Active" and queue.managed:
             p.core.fire(queue, "remove", p.rm_id)
     cleanup(p)
@@ -139,7 +141,10 @@ def stop(p: PartitionState) -> None:
 
 
 def drain(p: PartitionState) -> None:
-    """Removed from the configuration: no new applications or nodes."""
+    """Removed from the configuration: no new applications or nodes, and no limits (a
+    reload clears the limits it no longer sets)."""
+    for queue in p.queues.values():
+        queue.limits = None
     if p.state == "Active":
         p.core.fire(p, "remove", p.rm_id)
         for queue in p.queues.values():
