@@ -299,3 +299,24 @@ def test_a_reload_that_removes_a_queue_clears_its_limits() -> None:
     env.schedule()
     assert env.queue("root.b")["state"] == "Draining"
     assert allocated(env, "app-1") == {"memory": 6}
+
+
+def test_a_reload_that_removes_a_partition_clears_its_limits() -> None:
+    """Found by the checker: a draining partition kept the limits no configuration set."""
+    second = ("  - name: second\n    queues:\n      - name: root\n        submitacl: '*'\n"
+              "        limits: [{users: ['*'], maxresources: {memory: 2}}]\n"
+              "        queues: [{name: leaf}]\n")
+    env = Env(limits_config() + second)
+    env.add_node("node-1", 100)
+    env.api.update_node(si.NodeRequest(rm_id=env.rm, nodes=[si.NodeInfo(
+        node_id="node-2", action=si.NodeAction.CREATE,
+        attributes={"si/node-partition": "second"},
+        schedulable_resource=si.Resource.of(memory=100))]))
+    env.add_app("app-1", "root.leaf", user=USER, partition="second")
+    env.ask("app-1", "a", 2, repeats=3, partition="second")
+    env.schedule()
+    assert env.partition("second")["applications"][0]["allocated"] == {"memory": 2}
+    env.update_config(limits_config())
+    env.schedule()
+    assert env.partition("second")["state"] == "Draining"
+    assert env.partition("second")["applications"][0]["allocated"] == {"memory": 6}
