@@ -62,3 +62,13 @@ def test_a_saved_counterexample_replays_on_its_own(tmp_path: Path) -> None:
     assert broken.broke(failure.violation.invariant)
     assert len(read_trace(path).steps) == broken.steps
     assert replay(read_trace(path)).violation is None
+
+
+def test_the_docs_count_every_broken_core() -> None:
+    """README and the checker guide say how many broken cores there are: keep them true."""
+    root = Path(__file__).resolve().parent.parent
+    n = len(MUTANTS)
+    assert f"{n} deliberately broken cores" in (root / "README.md").read_text(encoding="utf-8")
+    guide = (root / "docs" / "checker.md").read_text(encoding="utf-8")
+    assert f"against {n} deliberately broken cores" in guide
+    assert f"kill score: {n}/{n}" in guide
