@@ -446,7 +446,7 @@ def test_type_errors_have_paths(text: str, path: str) -> None:
 
 
 def test_scalars_in_string_fields_keep_their_yaml_text() -> None:
-    root = root_of(under_root("- name: 2024-01-01\n- name: 007\n  properties: {x: 1.50, y: yes}"))
+    root = root_of(under_root("- name: 2024-01-01\n- name: 007\n  properties: {x: 1.50, y: true}"))
     assert [q.name for q in root.queues] == ["2024-01-01", "007"]
     assert root.queues[1].properties == {"x": "1.50", "y": "true"}
 

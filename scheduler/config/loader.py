@@ -1,13 +1,15 @@
 """Loading ``queues.yaml``: strict YAML reading, then the schema and the semantic checks.
 
 YAML is read the way YuniKorn's strict decoder reads it (duplicate keys are
-errors, scalars keep their text); YAML and pydantic errors become a
-:class:`~scheduler.errors.ConfigError` whose ``path`` locates the value.
+errors, scalars keep their text, only ``true``/``false`` are booleans); YAML
+and pydantic errors become a :class:`~scheduler.errors.ConfigError` whose
+``path`` locates the value.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,7 +20,7 @@ from scheduler.errors import ConfigError
 
 from .models import SchedulerConfig
 from .paths import key_path
-from .scalars import _YamlFloat, _YamlInt
+from .scalars import YAML12_BOOL_WORDS, _YamlFloat, _YamlInt
 from .validate import validate
 
 
@@ -67,6 +69,14 @@ def _construct_timestamp_as_text(loader: _Loader, node: yaml.ScalarNode) -> str:
     return str(loader.construct_scalar(node))
 
 
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+# YAML 1.2 booleans only (YuniKorn's decoder): ``no``, ``on``, ``off`` stay text.
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _BOOL_TAG]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(
+    _BOOL_TAG, re.compile("^(?:" + "|".join(YAML12_BOOL_WORDS) + ")$"), list("tTfF"))
 _Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 _Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp_as_text)

@@ -11,11 +11,11 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .acl import ACL, parse_acl
 from .quantities import ResourceMap
-from .scalars import YamlStr, scalar_text
+from .scalars import YamlBool, YamlStr, scalar_text
 
 ROOT_QUEUE: Final = "root"
 APPLICATION_SORT_POLICY: Final = "application.sort.policy"
@@ -107,7 +107,7 @@ class QueueConfig(_ConfigModel):
     """One configured queue and, recursively, its children."""
 
     name: YamlStr
-    parent: StrictBool = False
+    parent: YamlBool = False
     resources: ResourcesConfig = Field(default_factory=ResourcesConfig)
     maxapplications: MaxApplications = 0
     properties: dict[YamlStr, YamlStr] = Field(default_factory=dict)
@@ -150,7 +150,7 @@ class PlacementRuleConfig(_ConfigModel):
     """A placement rule; ``parent`` is the rule that generates the parent queue."""
 
     name: YamlStr
-    create: StrictBool = False
+    create: YamlBool = False
     filter: FilterConfig = Field(default_factory=FilterConfig)
     parent: PlacementRuleConfig | None = None
     value: YamlStr = ""
@@ -168,8 +168,8 @@ class NodeSortingPolicyConfig(_ConfigModel):
 class PartitionPreemptionConfig(_ConfigModel):
     """Partition preemption switches (``enabled`` defaults to true, per YuniKorn's docs)."""
 
-    enabled: StrictBool = True
-    quotapreemptionenabled: StrictBool | None = None
+    enabled: YamlBool = True
+    quotapreemptionenabled: YamlBool | None = None
     """Accepted because newer YuniKorn releases know it; unset when absent."""
 
 
