@@ -27,7 +27,8 @@ USERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 """Users and their groups; ``e.f`` has a dot, which the user placement rule rewrites."""
 NAMESPACES = ("ns1", "ns2", "checker-ns")
 ACLS = ("*", "alice", "bob,carol", " admins", "alice devs", "dave")
-POLICIES = ("", "fifo", "fair", "stateaware")
+POLICIES = ("", "fifo", "fair", "stateaware", "Fair")
+"""``Fair`` is no policy (YuniKorn matches with case): such a queue sorts fifo and takes gangs."""
 MEMORIES = (30, 40, 60, 80, 120, 200)
 CORE = 1000
 

@@ -9,7 +9,8 @@ uses ``scheduler.config`` (the public model of the file format, tested on its
 own); everything after parsing is restated here.
 
 Semantics restated (YuniKorn's, as ``docs/design-notes.md`` records them):
-properties are inherited by child queues; submit access is granted by the
+properties are inherited by child queues; an unknown or differently cased
+sort policy is fifo; submit access is granted by the
 ``submitacl`` or ``adminacl`` of the leaf or any ancestor; a queue ``max``
 limits only the types it names; placement rules are tried in order.
 """
@@ -25,6 +26,7 @@ from scheduler.config import PartitionConfig, PlacementRuleConfig, QueueConfig, 
 
 ROOT = "root"
 SORT_POLICY = "application.sort.policy"
+POLICIES = ("fifo", "fair", "stateaware")
 NAME = re.compile(r"[a-zA-Z0-9_:#/@-]{1,64}")
 
 
@@ -55,7 +57,13 @@ class QueueModel:
 
     @property
     def sort_policy(self) -> str:
-        return self.properties.get(SORT_POLICY, "").lower() or "fifo"
+        return policy_of(self.properties)
+
+
+def policy_of(properties: Mapping[str, str]) -> str:
+    """YuniKorn: the exact value when it names a policy (case counts), else fifo."""
+    value = properties.get(SORT_POLICY, "")
+    return value if value in POLICIES else "fifo"
 
 
 @dataclass(frozen=True)

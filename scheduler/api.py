@@ -240,7 +240,10 @@ class Scheduler:
 
     @staticmethod
     def _parse(text: str) -> SchedulerConfig:
-        return _parsed(text if text.strip() else DEFAULT_CONFIG_YAML)
+        config = _parsed(text if text.strip() else DEFAULT_CONFIG_YAML)
+        for warning in config.warnings:
+            log.warning("configuration: %s", warning)
+        return config
 
     def _drop_rm(self, rm: ResourceManager, trigger: str = "shutdown") -> None:
         for partition in rm.partitions.values():

@@ -841,20 +841,28 @@ def test_maxapplications_below_an_unlimited_parent() -> None:
         (None, "fifo"),
         ("''", "fifo"),
         ("fifo", "fifo"),
-        ("FAIR", "fair"),
-        ("StateAware", "stateaware"),
+        ("fair", "fair"),
+        ("stateaware", "stateaware"),
     ],
 )
 def test_sort_policy(value: str | None, expected: str) -> None:
     props = "" if value is None else f"\n  properties: {{application.sort.policy: {value}}}"
-    assert root_of(under_root(f"- name: a{props}")).queues[0].sort_policy == expected
+    config = parse_config(under_root(f"- name: a{props}"))
+    assert config.partitions[0].root.queues[0].sort_policy == expected
+    assert config.warnings == []
 
 
-@pytest.mark.parametrize("value", ["lifo", "priority", "fair ", "binpacking"])
-def test_unknown_sort_policy(value: str) -> None:
-    text = under_root(f"- name: a\n  properties: {{application.sort.policy: '{value}'}}")
-    error = config_error(text)
-    assert error.path == ('partitions[0].queues[0].queues[0].properties["application.sort.policy"]')
+@pytest.mark.parametrize("value", ["lifo", "priority", "fair ", "binpacking", "FAIR", "StateAware"])
+def test_unknown_sort_policy_is_fifo_with_a_warning(value: str) -> None:
+    config = parse_config(
+        under_root(f"- name: a\n  properties: {{application.sort.policy: '{value}'}}"))
+    queue = config.partitions[0].root.queues[0]
+    assert queue.sort_policy == "fifo"
+    assert queue.properties["application.sort.policy"] == value      # the text is kept
+    (warning,) = config.warnings
+    assert warning.startswith(
+        'partitions[0].queues[0].queues[0].properties["application.sort.policy"]: '
+        f"unknown application sort policy {value!r}, using fifo")
 
 
 def test_unknown_sort_policy_in_child_template() -> None:
@@ -862,10 +870,10 @@ def test_unknown_sort_policy_in_child_template() -> None:
         "- name: p\n  parent: true\n  childtemplate:\n"
         "    properties: {application.sort.policy: random}"
     )
-    error = config_error(text)
-    assert error.path == (
-        'partitions[0].queues[0].queues[0].childtemplate.properties["application.sort.policy"]'
-    )
+    config = parse_config(text)
+    assert config.partitions[0].root.queues[0].childtemplate.sort_policy == "fifo"
+    assert config.warnings[0].startswith(
+        'partitions[0].queues[0].queues[0].childtemplate.properties["application.sort.policy"]')
 
 
 def test_sort_policy_property_key_is_case_sensitive() -> None:

@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from invariants.world import World
 from scheduler import ManualClock, Scheduler, si
 from scheduler.cli import main
 from scheduler.config import parse_config
 from scheduler.errors import ConfigError
 from scheduler.testing import RecordingShim
+from scheduler.trace import Step
 
 
 def register(text: str) -> tuple[Scheduler, RecordingShim]:
@@ -29,6 +31,17 @@ def submit(api: Scheduler, app_id: str, queue: str, user: str = "alice",
     api.update_application(si.ApplicationRequest(rm_id="rm", new=[si.AddApplicationRequest(
         application_id=app_id, queue_name=queue, ugi=si.UserGroupInformation(user=user),
         tags=tags or {})]))
+
+
+def checked(config: str, *requests: si.ApplicationRequest) -> World:
+    """The checker's model shim and every invariant, over a registration and ``requests``."""
+    world = World()
+    steps = [Step("register_resource_manager",
+                  si.RegisterResourceManagerRequest(rm_id="rm", config=config))]
+    steps += [Step("update_application", request) for request in requests]
+    for step in steps:
+        assert world.run(step) == [], step.call
+    return world
 
 
 def queue_paths(api: Scheduler) -> list[str]:
@@ -104,3 +117,57 @@ def test_boolean_fields_refuse_anything_else(value: str) -> None:
         parse_config(f"partitions:\n  - queues: [{{name: root, queues: [{{name: p, "
                      f"parent: {value}}}]}}]\n")
     assert info.value.path == "partitions[0].queues[0].queues[0].parent"
+
+
+# ---------------------------------------------------------------------------
+# 18: an unknown application sort policy is fifo, with a warning
+# ---------------------------------------------------------------------------
+
+CASED_POLICY = """\
+partitions:
+  - name: default
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: cased
+            properties: {application.sort.policy: Fair}
+          - name: fair
+            properties: {application.sort.policy: fair}
+"""
+
+
+def test_validate_config_warns_about_an_unknown_sort_policy_and_accepts_the_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = validate(tmp_path, CASED_POLICY, capsys)
+    assert code == 0
+    assert "valid (1 partition(s), 3 queue(s))" in out
+    assert ('warning: partitions[0].queues[0].queues[0].properties["application.sort.policy"]: '
+            "unknown application sort policy 'Fair', using fifo") in err
+
+
+def test_a_sort_policy_spelled_with_capitals_is_fifo_in_the_core(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The match is exact, as YuniKorn's: ``Fair`` is fifo, so a gang is admitted there."""
+    with caplog.at_level("WARNING", logger="yunikorn_fsm"):
+        api, shim = register(CASED_POLICY)
+    assert "unknown application sort policy 'Fair'" in caplog.text
+    queues = {q["path"]: q["sort_policy"] for q in api.state_dump()["partitions"][0]["queues"]}
+    assert queues["root.cased"] == "fifo" and queues["root.fair"] == "fair"
+    for app_id, queue in (("gang-1", "root.cased"), ("gang-2", "root.fair")):
+        api.update_application(si.ApplicationRequest(rm_id="rm", new=[si.AddApplicationRequest(
+            application_id=app_id, queue_name=queue, ugi=si.UserGroupInformation(user="a"),
+            placeholder_ask=si.Resource.of(memory=10))]))
+    assert shim.accepted_apps == ["gang-1"]
+    assert [r.application_id for r in shim.rejected_apps] == ["gang-2"]
+
+
+def test_the_checker_reads_a_capitalised_sort_policy_as_fifo_too() -> None:
+    world = checked(CASED_POLICY, si.ApplicationRequest(rm_id="rm", new=[
+        si.AddApplicationRequest(application_id=app_id, queue_name=queue,
+                                 ugi=si.UserGroupInformation(user="a"),
+                                 placeholder_ask=si.Resource.of(memory=10))
+        for app_id, queue in (("gang-1", "root.cased"), ("gang-2", "root.fair"))]))
+    apps = world.shim.rms["rm"].apps
+    assert {app_id: app.state for app_id, app in apps.items()} == {
+        "gang-1": "New", "gang-2": "Rejected"}

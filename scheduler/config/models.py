@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from .acl import ACL, parse_acl
 from .quantities import ResourceMap
@@ -72,12 +72,15 @@ class ResourcesConfig(_ConfigModel):
 
 
 def sort_policy(properties: Mapping[str, str]) -> str:
-    """The application sort policy ``properties`` select: lower case, ``fifo`` when not set.
+    """The application sort policy ``properties`` select; ``fifo`` when unset or unknown.
 
-    Public so that the partition, which applies a child template's properties
-    over its parent's before choosing, reads the policy the same way.
+    YuniKorn matches the value exactly (``Fair`` is unknown) and falls back to
+    fifo; the validator warns about an unknown value. Public so that the
+    partition, which applies a child template's properties over its parent's
+    before choosing, reads the policy the same way.
     """
-    return properties.get(APPLICATION_SORT_POLICY, "").lower() or "fifo"
+    value = properties.get(APPLICATION_SORT_POLICY, "")
+    return value if value in APPLICATION_SORT_POLICIES else "fifo"
 
 
 class ChildTemplateConfig(_ConfigModel):
@@ -89,7 +92,7 @@ class ChildTemplateConfig(_ConfigModel):
 
     @property
     def sort_policy(self) -> str:
-        """``application.sort.policy`` in lower case; ``fifo`` when not set."""
+        """``application.sort.policy``; ``fifo`` when not set or unknown."""
         return sort_policy(self.properties)
 
 
@@ -124,7 +127,7 @@ class QueueConfig(_ConfigModel):
 
     @property
     def sort_policy(self) -> str:
-        """``application.sort.policy`` in lower case; ``fifo`` when not set."""
+        """``application.sort.policy``; ``fifo`` when not set or unknown."""
         return sort_policy(self.properties)
 
     @property
@@ -203,6 +206,18 @@ class SchedulerConfig(_ConfigModel):
 
     partitions: list[PartitionConfig] = Field(default_factory=list)
     checksum: YamlStr = ""
+    _warnings: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the validator accepted but YuniKorn would log (``path: reason``), in order."""
+        return self._warnings
+
+    def __eq__(self, other: object) -> bool:
+        # The same settings are the same configuration, whatever validation noted on the way.
+        if not isinstance(other, SchedulerConfig):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
 
     def partition(self, name: str) -> PartitionConfig | None:
         """The partition called ``name`` (case-insensitive, as YuniKorn compares them)."""

@@ -41,7 +41,11 @@ from .placementrules import check_placement_rules
 
 
 def validate(config: SchedulerConfig) -> None:
-    """Run every semantic check, normalising the config in place on the way."""
+    """Run every semantic check, normalising the config in place on the way.
+
+    What YuniKorn accepts with a log line (an unknown sort policy) is added to
+    ``config.warnings`` instead of refused.
+    """
     if not config.partitions:
         raise ConfigError("at least one partition must be defined", "partitions")
     seen: set[str] = set()
@@ -51,7 +55,7 @@ def validate(config: SchedulerConfig) -> None:
         if partition.name.lower() in seen:
             raise ConfigError(f"duplicate partition name {partition.name!r}", f"{path}.name")
         seen.add(partition.name.lower())
-        _PartitionChecker(partition, path).run()
+        _PartitionChecker(partition, path, config.warnings).run()
 
 
 def _normalise_partition_name(partition: PartitionConfig) -> None:
@@ -78,10 +82,11 @@ def _min_permissive(left: Mapping[str, int], right: Mapping[str, int] | None) ->
 class _PartitionChecker:
     """The checks of one partition; ``paths`` maps each queue to its place in the document."""
 
-    def __init__(self, partition: PartitionConfig, path: str) -> None:
+    def __init__(self, partition: PartitionConfig, path: str, warnings: list[str]) -> None:
         self.partition = partition
         self.path = path
         self.paths: dict[int, str] = {}
+        self.warnings = warnings
 
     def run(self) -> None:
         self.check_structure()
@@ -180,16 +185,15 @@ class _PartitionChecker:
                 path,
             )
 
-    @staticmethod
-    def check_sort_policy(properties: Mapping[str, str], path: str) -> None:
-        """``application.sort.policy`` is fifo, fair or stateaware in any case (empty is fifo)."""
+    def check_sort_policy(self, properties: Mapping[str, str], path: str) -> None:
+        """YuniKorn: an ``application.sort.policy`` other than exactly fifo, fair or
+        stateaware (empty is fifo) is logged and the queue sorts fifo: a warning here."""
         value = properties.get(APPLICATION_SORT_POLICY, "")
-        if value.lower() not in ("", *APPLICATION_SORT_POLICIES):
-            raise ConfigError(
-                f"unknown application sort policy {value!r} "
-                f"(known: {', '.join(APPLICATION_SORT_POLICIES)})",
-                key_path(path, APPLICATION_SORT_POLICY),
-            )
+        if value not in ("", *APPLICATION_SORT_POLICIES):
+            self.warnings.append(
+                f"{key_path(path, APPLICATION_SORT_POLICY)}: unknown application sort policy "
+                f"{value!r}, using fifo (known, matched with case: "
+                f"{', '.join(APPLICATION_SORT_POLICIES)})")
 
     # -- resources -----------------------------------------------------------
 
