@@ -19,10 +19,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from scheduler.config import PartitionConfig, PlacementRuleConfig, QueueConfig, parse_config
+from scheduler.config import (
+    DEFAULT_CONFIG_YAML,
+    PartitionConfig,
+    PlacementRuleConfig,
+    QueueConfig,
+    parse_config,
+)
 
 ROOT = "root"
 SORT_POLICY = "application.sort.policy"
@@ -107,6 +113,15 @@ def read(text: str) -> ConfigModel:
     """The checker's reading of a configuration text (cached: configs repeat)."""
     parsed = parse_config(text)
     return ConfigModel(text, {p.name: _partition(p) for p in parsed.partitions})
+
+
+def read_registered(text: str) -> ConfigModel:
+    """What registering (or reloading) ``text`` configures: the text's partitions, or
+    YuniKorn's default configuration when it has none (an empty file, for one)."""
+    config = read(text)
+    if config.partitions:
+        return config
+    return replace(read(DEFAULT_CONFIG_YAML), text=text)
 
 
 def _partition(p: PartitionConfig) -> PartitionModel:

@@ -240,7 +240,10 @@ class Scheduler:
 
     @staticmethod
     def _parse(text: str) -> SchedulerConfig:
-        config = _parsed(text if text.strip() else DEFAULT_CONFIG_YAML)
+        """The configuration ``text`` gives; YuniKorn's default when it has no partitions."""
+        config = _parsed(text)
+        if not config.partitions:
+            config = _parsed(DEFAULT_CONFIG_YAML)
         for warning in config.warnings:
             log.warning("configuration: %s", warning)
         return config

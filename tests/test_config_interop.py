@@ -171,3 +171,64 @@ def test_the_checker_reads_a_capitalised_sort_policy_as_fifo_too() -> None:
     apps = world.shim.rms["rm"].apps
     assert {app_id: app.state for app_id, app in apps.items()} == {
         "gang-1": "New", "gang-2": "Rejected"}
+
+
+# ---------------------------------------------------------------------------
+# 17: an empty file; partition limits are root's
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["", "\n", "# queues come later\n"])
+def test_validate_config_accepts_an_empty_file(
+        text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = validate(tmp_path, text, capsys)
+    assert (code, err) == (0, "")
+    assert out.endswith("valid (0 partition(s), 0 queue(s)); no partitions: the core loads "
+                        "its default configuration\n")
+
+
+NS1 = si.ApplicationRequest(rm_id="rm", new=[si.AddApplicationRequest(
+    application_id="app-1", queue_name="root.ns1", tags={"namespace": "ns1"},
+    ugi=si.UserGroupInformation(user="alice"))])
+
+
+@pytest.mark.parametrize("text", ["# queues come later\n", "partitions: []\n", "checksum: X\n"])
+def test_a_configuration_without_partitions_registers_the_default(text: str) -> None:
+    api, shim = register(text)
+    api.update_application(NS1)
+    assert shim.accepted_apps == ["app-1"]
+    assert queue_paths(api) == ["root", "root.ns1"]
+    world = checked(text, NS1)                      # and the checker reads it the same way
+    assert world.shim.rms["rm"].apps["app-1"].path == "root.ns1"
+
+
+def limits_config(partition_limits: str, root_limits: str = "", child_limits: str = "") -> str:
+    return ("partitions:\n  - name: default\n"
+            + (f"    limits: {partition_limits}\n" if partition_limits else "")
+            + "    queues:\n      - name: root\n"
+            + (f"        limits: {root_limits}\n" if root_limits else "")
+            + "        queues:\n          - name: a\n"
+            + (f"            limits: {child_limits}\n" if child_limits else ""))
+
+
+ALICE_2 = "[{users: [alice], maxapplications: 2}]"
+
+
+def test_partition_limits_that_differ_from_roots_are_refused() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config(limits_config(ALICE_2, "[{users: [alice], maxapplications: 3}]"))
+    assert info.value.path == "partitions[0].limits"
+    assert "differ from the root queue's" in info.value.reason
+    equal = parse_config(limits_config(ALICE_2, ALICE_2)).partitions[0]
+    assert equal.root.limits == equal.limits
+
+
+def test_partition_limits_are_roots_and_bound_the_childrens() -> None:
+    partition = parse_config(limits_config(ALICE_2)).partitions[0]
+    assert partition.root.limits == partition.limits
+    with pytest.raises(ConfigError) as info:
+        parse_config(limits_config(ALICE_2, child_limits="[{users: [alice], maxapplications: 5}]"))
+    assert info.value.path == "partitions[0].queues[0].queues[0].limits[0].maxapplications"
+    assert "between 1 and 2 set on a parent queue" in info.value.reason
+    with pytest.raises(ConfigError) as info:
+        parse_config(limits_config("[{users: [alice], maxresources: {memory: 0}}]"))
+    assert info.value.path == "partitions[0].limits[0].maxresources"
