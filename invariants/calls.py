@@ -56,6 +56,8 @@ class Call:
     must_reject_nodes: list[str] = field(default_factory=list)
     asks_sent: list[si.AllocationAsk] = field(default_factory=list)
     must_reject_asks: list[tuple[str, str]] = field(default_factory=list)
+    must_take_asks: list[tuple[str, str]] = field(default_factory=list)
+    """Unchanged re-sends of fully allocated asks: a no-op, never a rejection."""
     rejected_asks: list[tuple[str, str]] = field(default_factory=list)
     confirm_expected: Counter[str] = field(default_factory=Counter)
     confirmed: Counter[str] = field(default_factory=Counter)

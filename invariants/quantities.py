@@ -12,6 +12,10 @@ from collections.abc import Iterable, Mapping
 Quantities = Mapping[str, int]
 
 
+INT64_MAX = 2**63 - 1
+"""The SI's int64: no total the core keeps may pass it."""
+
+
 def total(items: Iterable[Quantities]) -> dict[str, int]:
     """The per-type sum, without zero entries."""
     out: dict[str, int] = {}

@@ -55,6 +55,10 @@ def _admission(m: Monitor, rv: RMView, rm_id: str, add: si.AddApplicationRequest
     """The checker's own admission decision: where the application goes, or why not."""
     if add.application_id in taken:
         return None, "duplicate"
+    if not add.ugi.user.strip():
+        return None, "empty user"
+    if add.execution_timeout_milli_seconds < 0:
+        return None, "negative execution timeout"
     pm = rv.config.partition(add.partition_name)
     core = m.core_partition(rm_id, add.partition_name)
     if pm is None or core is None:
@@ -168,16 +172,28 @@ def begin_nodes(rv: RMView, call: Call, req: si.NodeRequest) -> None:
     """Note the node requests the shim knows are invalid; a decommission ends the node's
     allocations, which the core must confirm."""
     known = set(rv.nodes)
+    totals: dict[str, dict[str, int]] = {}
+    for n in rv.nodes.values():
+        totals[n.partition] = qty.plus(totals.get(n.partition, {}), n.capacity)
     for info in req.nodes:
         if info.action == NA.CREATE:
-            if info.node_id in known:
+            capacity = info.schedulable_resource.as_dict() if info.schedulable_resource else {}
+            partition = info.attributes.get(NODE_PARTITION) or "default"
+            total = qty.plus(totals.get(partition, {}), capacity)
+            if info.node_id in known or any(v > qty.INT64_MAX for v in total.values()):
                 call.must_reject_nodes.append(info.node_id)
+            else:
+                totals[partition] = total
             known.add(info.node_id)
             continue
         node = rv.nodes.get(info.node_id)
+        grown = info.schedulable_resource.as_dict() if info.schedulable_resource else {}
         bad = (node is None or info.action == NA.UNKNOWN_ACTION_FROM_RM
                or (info.action == NA.DRAIN_NODE and node.state != "Schedulable")
-               or (info.action == NA.DRAIN_TO_SCHEDULABLE and node.state != "Draining"))
+               or (info.action == NA.DRAIN_TO_SCHEDULABLE and node.state != "Draining")
+               or (info.action == NA.UPDATE and any(
+                   v > qty.INT64_MAX for v in qty.plus(qty.minus(
+                       totals.get(node.partition, {}), node.capacity), grown).values())))
         if bad:
             call.must_reject_nodes.append(info.node_id)
         elif info.action == NA.DECOMISSION:
@@ -229,7 +245,8 @@ def _node_created(m: Monitor, rv: RMView, call: Call, info: si.NodeInfo) -> None
             # 001 "Application recovery": the core generates the ask it came from.
             ask = rv.asks[(msg.application_id, msg.allocation_key)] = AskView(
                 msg.application_id, msg.allocation_key, msg.resource_per_alloc.as_dict(),
-                0, msg.placeholder and bool(msg.task_group_name), msg.task_group_name, 0)
+                0, msg.placeholder and bool(msg.task_group_name), msg.task_group_name, 0,
+                priority=msg.priority, recovered=True)
             ask.max_allocations = 0
         if ask.allocated >= ask.max_allocations:
             ask.max_allocations += 1
@@ -282,16 +299,22 @@ def begin_allocation(rv: RMView, call: Call, req: si.AllocationRequest) -> None:
         key = (ask.application_id, ask.allocation_key)
         app = rv.apps.get(ask.application_id)
         if app is None or not app.live or app.state == "Failing" \
-                or not qty.positive(ask.resource_ask.as_dict()):
+                or not qty.positive(ask.resource_ask.as_dict()) \
+                or ask.execution_timeout_milli_seconds < 0:
             call.must_reject_asks.append(key)
             continue
         old = rv.asks.get(key)
+        if old is not None and old.pending == 0 and _resent(old, ask):
+            call.must_take_asks.append(key)
+        elif _pending_overflows(rv, app.partition, ask, old):
+            call.must_reject_asks.append(key)
+            continue
         call.previous_asks.setdefault(key, old)
         rv.asks[key] = AskView(
             ask.application_id, ask.allocation_key, ask.resource_ask.as_dict(),
             ask.max_allocations, ask.placeholder and bool(ask.task_group_name),
             ask.task_group_name, ask.execution_timeout_milli_seconds,
-            allocated=old.allocated if old is not None else 0)
+            allocated=old.allocated if old is not None else 0, priority=ask.priority)
     releases = req.releases
     if releases is None:
         return
@@ -320,12 +343,38 @@ def begin_allocation(rv: RMView, call: Call, req: si.AllocationRequest) -> None:
                 call.shim_confirmed[found.uuid] = rv.allocs.pop(found.uuid)
 
 
+def _pending_overflows(rv: RMView, partition: str, ask: si.AllocationAsk,
+                       old: AskView | None) -> bool:
+    """Whether the partition's pending total would pass int64 with this ask."""
+    pending = qty.total(qty.times(k.resource, k.pending) for k in rv.asks.values()
+                        if rv.apps.get(k.app) is not None and rv.apps[k.app].partition
+                        == partition and k is not old)
+    repeats = ask.max_allocations - (old.allocated if old is not None else 0)
+    wanted = qty.plus(pending, qty.times(ask.resource_ask.as_dict(), max(0, repeats)))
+    return any(v > qty.INT64_MAX for v in wanted.values())
+
+
+def _resent(old: AskView, ask: si.AllocationAsk) -> bool:
+    """The shim sends again, unchanged, an ask it already holds (an informer resync)."""
+    return (not old.recovered and qty.same(old.resource, ask.resource_ask.as_dict())
+            and old.max_allocations == ask.max_allocations
+            and old.placeholder == (ask.placeholder and bool(ask.task_group_name))
+            and old.task_group == ask.task_group_name
+            and old.timeout_ms == ask.execution_timeout_milli_seconds
+            and old.priority == ask.priority and not ask.tags and not ask.originator)
+
+
 def end_allocation(m: Monitor, rv: RMView, call: Call, req: si.AllocationRequest) -> None:
     """Asks the shim knows are invalid rejected; a rejected ask leaves the previous one in place."""
     for key in call.must_reject_asks:
         if key not in call.rejected_asks:
             m.report(P.EXPECTED_REJECTION, f"ask {key[0]}/{key[1]}",
                      "an ask the shim knows is invalid was not rejected")
+    for key in call.must_take_asks:
+        if key in call.rejected_asks:
+            m.report(P.EXPECTED_REJECTION, f"ask {key[0]}/{key[1]}",
+                     "an unchanged re-send of a fully allocated ask was rejected (a shim "
+                     "failing the task on it would kill a running pod)")
     for key, old in call.previous_asks.items():
         if key in call.rejected_asks:
             if old is None:

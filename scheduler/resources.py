@@ -213,6 +213,18 @@ class ShapeMemo:
         self.shapes.append(r)
 
 
+INT64_MAX = 2**63 - 1
+"""The largest quantity the SI (int64) and a Go or Java reader of the state can hold."""
+
+
+def overflow(base: ResourceView, extra: ResourceView) -> str:
+    """The first resource (by name) whose ``base + extra`` would pass int64, or ``""``."""
+    for name in sorted(extra):
+        if base.get(name, 0) + extra[name] > INT64_MAX:
+            return name
+    return ""
+
+
 def component_max(items: Iterable[ResourceView]) -> Resource:
     """Per-type maximum over many resources (missing = 0)."""
     out: Resource = {}

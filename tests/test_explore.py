@@ -164,3 +164,30 @@ def test_a_scope_runs_on_another_configuration(tmp_path: Path) -> None:
                       "        submitacl: '*'\n        queues:\n          - name: x\n")
     assert main(["explore", "--scope", "tiny", "--depth", "5", "--config", str(config),
                  "--quiet"]) == 0
+
+
+@pytest.mark.parametrize("mutant, scope, depth", [
+    ("nodes.decommissioned_node_kept", "tiny", 2),
+    ("timer.execution_timeout_early", "tiny", 3),
+    ("gang.placeholder_timeout_never_fires", "gang", 3),
+    ("release.unsolicited_confirmation_taken", "gang", 5),
+    ("quota.leaf_max_only", "quota", 4),
+    ("placement.creates_without_create", "admission", 1),
+    ("recovery.placeholder_recovered_as_real", "gang", 5),
+])
+def test_broken_cores_are_found_at_their_shortest_depth_deterministically(
+        mutant: str, scope: str, depth: int) -> None:
+    """Breadth-first: the first violation has a shortest path, the same on every run and
+    with any number of workers (``explore --self-test`` lists every core and scope)."""
+    with applied(by_name(mutant)):
+        one = search(Options(SCOPES[scope], depth))
+        again = search(Options(SCOPES[scope], depth, workers=2))
+        shallower = search(Options(SCOPES[scope], depth - 1)) if depth > 1 else None
+        assert one.found is not None and again.found is not None
+        _, violations = replay_path(SCOPES[scope], one.found.path, one.found.liveness)
+    assert len(one.found.path) == depth
+    assert one.found.path == again.found.path
+    assert shallower is None or shallower.found is None
+    assert violations
+    # On the real core the same path holds every rule.
+    assert not replay_path(SCOPES[scope], one.found.path, one.found.liveness)[1]

@@ -165,7 +165,8 @@ def _core_traffic() -> list[pydantic.BaseModel]:
             ugi=si.UserGroupInformation(user="alice", groups=["g1", "g2"]),
             placeholder_ask=si.Resource.of(memory=20), gang_scheduling_style="Hard",
             execution_timeout_milli_seconds=5000),
-            si.AddApplicationRequest(application_id="plain", queue_name="root.apps")]),
+            si.AddApplicationRequest(application_id="plain", queue_name="root.apps",
+                                     ugi=si.UserGroupInformation(user="bob"))]),
         si.NodeRequest(rm_id="rm-1", nodes=[si.NodeInfo(
             node_id="node-1", action=si.NodeAction.CREATE, attributes={"si/hostname": "n1"},
             schedulable_resource=si.Resource.of(memory=100, vcore=10),

@@ -155,7 +155,9 @@ def test_user_and_group_acl() -> None:
 def test_wildcard_acl_allows_everyone() -> None:
     env = acl_env('- name: a\n  submitacl: "*"')
     assert outcome(env, "app-1", "anyone") is True
-    assert outcome(env, "app-2", "", ("nobody",)) is True
+    assert outcome(env, "app-2", "someone", ("nobody",)) is True
+    # ... but not an application without a user, whatever the ACL (YuniKorn: "empty user").
+    assert outcome(env, "app-3", "", ("nobody",)) is False
 
 
 def test_acl_on_sibling_does_not_help() -> None:

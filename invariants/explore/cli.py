@@ -42,6 +42,8 @@ def add_explore_command(sub: Any) -> None:
     p.add_argument("--no-liveness", action="store_true",
                    help="skip the quiescent closures (safety only)")
     p.add_argument("--list-scopes", action="store_true", help="describe every scope and exit")
+    p.add_argument("--self-test", action="store_true",
+                   help="explore every deliberately broken core in every scope")
     p.add_argument("--measure", action="store_true",
                    help="time snapshot against replay and orjson+xxh3 against json+blake2b")
     p.add_argument("--quiet", action="store_true", help="no progress line")
@@ -76,6 +78,14 @@ def _explore(args: argparse.Namespace) -> int:
         for kind, doc in KINDS.items():
             print(f"  {kind:<16} {doc}")
         return 0
+    if args.seconds is not None and args.seconds <= 0:
+        raise UsageError("--seconds must be positive")
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    if args.self_test:
+        from .selftest import self_test
+
+        return self_test(args.seconds or 90.0, args.workers)
     scope = _scope(args)
     depth = scope.depth if args.depth is None else args.depth
     if depth < 1:

@@ -180,6 +180,7 @@ KINDS: dict[str, str] = {
     "release": "a pod ends: the RM releases an application's first real allocation",
     "confirm_unasked": "the shim confirms a release the core never started (TIMEOUT of a "
                        "running allocation): it must change nothing",
+    "resend": "an informer resync: an ask whose repeats all run is sent again, unchanged",
     "remove_ask": "the RM withdraws a pending ask",
     "remove_app": "the RM removes an application",
     "tick": "the clock jumps to the next live timer, then a cycle",
@@ -202,7 +203,7 @@ def _targets(scope: Scope, kind: str) -> list[str]:
         return [a.id for a in scope.apps]
     if kind == "placeholders":
         return [a.id for a in scope.apps if a.gang is not None]
-    if kind in ("ask", "remove_ask"):
+    if kind in ("ask", "remove_ask", "resend"):
         return [f"{a.id}/{k.key}" for a in scope.apps for k in a.asks]
     return [""]
 
@@ -317,6 +318,16 @@ def _ask(a: Action, w: World, rv: RMView) -> Iterator[Step]:
         timeout_ms=shape.timeout_ms)]))
 
 
+def _resend(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+    app_id, key = a.target.split("/")
+    ask = rv.asks.get((app_id, key))
+    if ask is not None and ask.pending == 0 and not ask.recovered and _live(rv, app_id):
+        shape = next(k for k in a.scope.app(app_id).asks if k.key == key)
+        yield _request("update_allocation", si.AllocationRequest(rm_id=RM_ID, asks=[
+            _ask_message(app_id, key, shape.memory, shape.repeats, shape.task_group,
+                         placeholder=False, timeout_ms=shape.timeout_ms)]))
+
+
 def _remove_ask(a: Action, w: World, rv: RMView) -> Iterator[Step]:
     app_id, key = a.target.split("/")
     ask = rv.asks.get((app_id, key))
@@ -405,7 +416,7 @@ _BUILDERS: dict[str, Builder] = {
     "schedule": _schedule, "confirm": _confirm(False), "confirm_twice": _confirm(True),
     "release": _release, "confirm_unasked": _confirm_unasked, "occupy": _occupy,
     "remove_ask": _remove_ask, "remove_app": _remove_app,
-    "tick": _tick, "drain": _node_action(NA.DRAIN_NODE, "Schedulable"),
+    "resend": _resend, "tick": _tick, "drain": _node_action(NA.DRAIN_NODE, "Schedulable"),
     "restore": _node_action(NA.DRAIN_TO_SCHEDULABLE, "Draining"),
     "decommission": _node_action(NA.DECOMISSION, None), "restart": _restart,
     "reload": _reload,
@@ -426,7 +437,7 @@ SCOPES: dict[str, Scope] = {s.name: s for s in (
           nodes=(("node-1", 20),), apps=(_TIMED,),
           kinds=frozenset({"node", "submit", "ask", "schedule", "release", "remove_ask",
                            "remove_app", "tick", "drain", "restore", "decommission",
-                           "occupy", "confirm"}),
+                           "occupy", "confirm", "resend"}),
           depth=30),
     Scope("small", "two nodes of one size, an application and a Hard gang under one max",
           nodes=(("node-1", 20), ("node-2", 20)), apps=(_PLAIN, _GANG_HARD),
@@ -446,14 +457,15 @@ SCOPES: dict[str, Scope] = {s.name: s for s in (
                            "remove_app", "tick", "restart"}),
           depth=8),
     Scope("admission", "who may submit where: placement without create, ACLs, "
-          "maxapplications, gangs over a max or in a fair queue",
+          "maxapplications, gangs over a max or in a fair queue, an empty user",
           nodes=(("node-1", 40),),
           apps=(AppShape("app-1", "root.parent.batch", (AskShape("k1", 10),)),
                 AppShape("app-2", "root.parent.batch", (AskShape("k1", 10),), user="bob"),
                 AppShape("app-3", "root.parent.gangs", (AskShape("k1", 10),)),
                 AppShape("lost", "root.parent.newq", (AskShape("k1", 10),)),
                 AppShape("gang-big", "root.parent.gangs", (), GangShape("Hard", 4, 10)),
-                AppShape("gang-fair", "root.parent.batch", (), GangShape("Soft", 1, 10))),
+                AppShape("gang-fair", "root.parent.batch", (), GangShape("Soft", 1, 10)),
+                AppShape("nobody", "root.parent.gangs", (AskShape("k1", 10),), user="")),
           kinds=frozenset({"node", "submit", "ask", "schedule", "release"}),
           depth=5, config=ADMISSION),
 )}

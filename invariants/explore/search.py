@@ -67,7 +67,9 @@ class Found:
     violations: list[Violation]
     path: list[int]
     liveness: bool
-    """A liveness property broke in the path's last state's closure."""
+    """A rule broke in the quiescent closure of the path's last state."""
+    verdict: tuple[str, ...] = ()
+    """The rules that closure broke (liveness properties, or safety rules on the way)."""
 
 
 @dataclass
@@ -221,7 +223,7 @@ def search(opts: Options, progress: Progress | None = None) -> Result:
         _, verdict = closure.run(thaw(freeze(world)), lambda w: fingerprint(
             w, opts.symmetry, classes), memo)
         if verdict:
-            return Result(stats, False, Found([], [], True), "a violation")
+            return Result(stats, False, Found([], [], True, verdict), "a violation")
     frontier: list[tuple[int, bytes]] = [(root_fp, freeze(world))]
     reason = "depth bound"
     for depth in range(1, opts.depth + 1):
@@ -250,8 +252,8 @@ def search(opts: Options, progress: Progress | None = None) -> Result:
                     stats.levels.append(level)
                     stats.depth = depth
                     stats.elapsed = time.monotonic() - started
-                    return Result(stats, False, Found([], _path(visited, child.fp), True),
-                                  "a violation")
+                    return Result(stats, False, Found([], _path(visited, child.fp), True,
+                                                      child.verdict), "a violation")
                 if child.snapshot is not None:
                     following.append((child.fp, child.snapshot))
         stats.levels.append(level)

@@ -28,7 +28,8 @@ def bad_request(g: Gen) -> Iterator[Step]:
     kind = g.rng.choice(("duplicate_node", "unknown_node", "unknown_release",
                          "unsolicited_confirmation", "ghost_ask", "zero_ask",
                          "unknown_partition_ask", "unknown_partition_app", "bad_config",
-                         "leaf_to_parent"))
+                         "leaf_to_parent", "empty_user", "negative_timeout_app",
+                         "negative_timeout_ask", "int64_node"))
     note = {"bad": kind}
     if kind == "duplicate_node" and rv is not None and rv.nodes:
         node = g.pick(sorted(rv.nodes))
@@ -71,6 +72,28 @@ def bad_request(g: Gen) -> Iterator[Step]:
             si.AddApplicationRequest(application_id=g.new_id("app-"), queue_name="root.a",
                                      partition_name="nowhere",
                                      ugi=si.UserGroupInformation(user="alice"))]), **note)
+    elif kind in ("empty_user", "negative_timeout_app"):
+        yield g.request("update_application", si.ApplicationRequest(rm_id=g.rm_id, new=[
+            si.AddApplicationRequest(
+                application_id=g.new_id("app-"), queue_name="root.a",
+                ugi=si.UserGroupInformation(user=" " if kind == "empty_user" else "alice"),
+                execution_timeout_milli_seconds=-1 if kind != "empty_user" else 0)]), **note)
+    elif kind == "negative_timeout_ask" and rv is not None and rv.live_apps():
+        app_id = g.pick(rv.live_apps())
+        yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
+            si.AllocationAsk(allocation_key=g.new_id("bad-ask-"), application_id=app_id,
+                             partition_name=rv.apps[app_id].partition,
+                             resource_ask=si.Resource.of(memory=5, vcore=CORE),
+                             execution_timeout_milli_seconds=-5)]), **note)
+    elif kind == "int64_node":
+        # Two nodes whose memory together passes int64: the second must be refused.
+        huge = si.Resource.of(memory=2**62 + 2**61)
+        ids = [g.new_id("huge-"), g.new_id("huge-")]
+        yield g.request("update_node", si.NodeRequest(rm_id=g.rm_id, nodes=[
+            si.NodeInfo(node_id=n, action=NA.CREATE, schedulable_resource=huge) for n in ids]),
+            **note)
+        yield g.request("update_node", si.NodeRequest(rm_id=g.rm_id, nodes=[
+            si.NodeInfo(node_id=n, action=NA.DECOMISSION) for n in ids]))
     elif kind == "bad_config":
         yield g.request("update_configuration", si.UpdateConfigurationRequest(
             rm_id=g.rm_id, config=g.pick(list(BAD_CONFIGS))), **note)

@@ -140,6 +140,25 @@ def add_ask(g: Gen) -> Iterator[Step]:
 
 
 @rule(1)
+def resend_ask(g: Gen) -> Iterator[Step]:
+    """An informer resync: the shim sends again, unchanged, an ask whose pods all run."""
+    rv = g.rv
+    done = sorted(key for key, k in rv.asks.items() if k.pending == 0 and not k.recovered
+                  and key[0] in rv.apps and rv.apps[key[0]].live) if rv is not None else []
+    picked = g.pick(done)
+    if rv is None or picked is None:
+        return
+    k = rv.asks[picked]
+    yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
+        si.AllocationAsk(allocation_key=k.key, application_id=k.app,
+                         partition_name=rv.apps[k.app].partition,
+                         resource_ask=si.resource_from_dict(k.resource),
+                         max_allocations=k.max_allocations, priority=k.priority,
+                         task_group_name=k.task_group, placeholder=k.placeholder,
+                         execution_timeout_milli_seconds=k.timeout_ms)]))
+
+
+@rule(1)
 def remove_ask(g: Gen) -> Iterator[Step]:
     """The RM withdraws an ask, or every ask of an application."""
     rv = g.rv

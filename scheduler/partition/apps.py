@@ -42,8 +42,8 @@ def add_application(p: PartitionState, req: si.AddApplicationRequest) -> None:
         p.core.clock.now(), dict(req.tags), req.execution_timeout_milli_seconds,
         req.placeholder_ask.as_dict() if req.placeholder_ask else None,
     )
-    reason = (placement if isinstance(placement, str)
-              else check_submission(p, app, req, placement))
+    reason = refused_outright(req) or (placement if isinstance(placement, str)
+                                       else check_submission(p, app, req, placement))
     if existing is not None:
         del p.apps[app_id]
     p.apps[app_id] = app
@@ -61,6 +61,16 @@ def add_application(p: PartitionState, req: si.AddApplicationRequest) -> None:
     queue.apps[app_id] = app
     p.core.outbox(p.rm_id).app_accepted(app_id)
     p.core.event(p.rm_id, ET.APP, app_id, f"added to queue {path}", si.EventChangeType.ADD)
+
+
+def refused_outright(req: si.AddApplicationRequest) -> str:
+    """What is wrong with the request whatever the queues say (YuniKorn: "empty user")."""
+    if not req.ugi.user.strip():
+        return f"application {req.application_id} has an empty user"
+    if req.execution_timeout_milli_seconds < 0:
+        return (f"executionTimeoutMilliSeconds {req.execution_timeout_milli_seconds} is "
+                "negative")
+    return ""
 
 
 def check_submission(

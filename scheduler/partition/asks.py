@@ -33,6 +33,24 @@ def add_ask(p: PartitionState, msg: si.AllocationAsk) -> None:
         reason = "the ask requests no resources"
     existing = app.asks.get(msg.allocation_key) if app is not None else None
     allocated_before = existing.allocated_count if existing is not None else 0
+    if not reason and existing is not None and existing.pending_repeats == 0 \
+            and _same(existing, msg, resource):
+        # An informer resync re-sends what runs: refusing it would kill a running pod.
+        p.core.event(p.rm_id, ET.REQUEST, msg.allocation_key,
+                     f"ask {msg.allocation_key} re-sent unchanged, already allocated: "
+                     "nothing to do", si.EventChangeType.NONE, msg.application_id)
+        return
+    if not reason and msg.execution_timeout_milli_seconds < 0:
+        reason = (f"executionTimeoutMilliSeconds {msg.execution_timeout_milli_seconds} is "
+                  "negative")
+    if not reason and app is not None:
+        pending_now = res.multiply(existing.resource, existing.pending_repeats) \
+            if existing is not None else {}
+        wanted = res.multiply(resource, max(0, msg.max_allocations - allocated_before))
+        over = res.overflow(res.sub(p.root.pending, pending_now), wanted)
+        if over:
+            reason = (f"the ask's {over} would take the pending total of partition {p.name} "
+                      "past the int64 limit")
     if not reason and existing is not None and existing.parked_on:
         reason = (f"ask {msg.allocation_key} is waiting for placeholder "
                   f"{existing.parked_on} to be released and can not be changed now")
@@ -68,6 +86,15 @@ def add_ask(p: PartitionState, msg: si.AllocationAsk) -> None:
         appstate.fire_app(p, app, "accept")
     elif app.state == "Completing":
         appstate.fire_app(p, app, "run")
+
+
+def _same(ask: Ask, msg: si.AllocationAsk, resource: Resource) -> bool:
+    """Whether ``msg`` says exactly what ``ask`` already says."""
+    return (res.equal(ask.resource, resource) and ask.max_allocations == msg.max_allocations
+            and ask.priority == msg.priority and ask.task_group == msg.task_group_name
+            and ask.placeholder == (msg.placeholder and bool(msg.task_group_name))
+            and ask.execution_timeout_ms == msg.execution_timeout_milli_seconds
+            and ask.tags == dict(msg.tags) and ask.originator == msg.originator)
 
 
 def check_placeholder_room(

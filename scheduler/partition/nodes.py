@@ -27,6 +27,9 @@ def add_node(p: PartitionState, info: si.NodeInfo) -> None:
         reason = f"node {info.node_id} already exists"
     capacity = info.schedulable_resource.as_dict() if info.schedulable_resource else {}
     occupied = info.occupied_resource.as_dict() if info.occupied_resource else {}
+    if not reason and res.overflow(p.capacity, capacity):
+        reason = (f"its {res.overflow(p.capacity, capacity)} would take the total of "
+                  f"partition {p.name} past the int64 limit")
     if not reason:
         reason = check_recovery(p, info)
     if reason:
@@ -117,6 +120,12 @@ def update_node(p: PartitionState, info: si.NodeInfo) -> None:
         return
     action = info.action
     if action == si.NodeAction.UPDATE:
+        grown = info.schedulable_resource.as_dict() if info.schedulable_resource else {}
+        over = res.overflow(res.sub(p.capacity, node.capacity), grown)
+        if over:
+            p.core.reject_node(p.rm_id, node.id, f"its {over} would take the total of "
+                               f"partition {p.name} past the int64 limit")
+            return
         if info.schedulable_resource is not None:
             res.sub_from(p.capacity, node.capacity)
             node.capacity = info.schedulable_resource.as_dict()

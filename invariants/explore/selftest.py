@@ -1,0 +1,62 @@
+"""The explorer's self-test: which scope finds which deliberately broken core, at what depth.
+
+Each broken core of ``invariants/mutants.py`` (the checker's set and the
+literal readings of the seeds) is explored in every scope, in its own
+process. Breadth-first search is deterministic, so a row is the same on
+every run; its depth is the length of a shortest counterexample in that
+scope. ``yunikorn-fsm explore --self-test`` prints the table;
+``docs/checker.md`` records it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+from dataclasses import dataclass
+
+from ..mutants import LITERAL, MUTANTS, applied, by_name
+from .scope import SCOPES
+from .search import Options, search
+
+
+@dataclass(frozen=True)
+class Row:
+    """One broken core against every scope: ``(scope, depth, rule)`` where it was found."""
+
+    mutant: str
+    found: tuple[tuple[str, int, str], ...]
+
+
+def hunt(name: str, seconds: float) -> Row:
+    found = []
+    with applied(by_name(name)):
+        for scope in SCOPES.values():
+            result = search(Options(scope, min(scope.depth, 9), seconds=seconds))
+            if result.found is not None:
+                rule = (result.found.violations[0].invariant if result.found.violations
+                        else "closure: " + ", ".join(result.found.verdict))
+                found.append((scope.name, len(result.found.path), rule))
+    return Row(name, tuple(found))
+
+
+def _task(args: tuple[str, float]) -> Row:
+    return hunt(*args)
+
+
+def self_test(seconds: float, workers: int) -> int:
+    """Print the table; exit 0 when every broken core is found by some scope."""
+    names = [m.name for m in (*MUTANTS, *LITERAL)]
+    print(f"explore self-test: {len(names)} broken cores x {len(SCOPES)} scopes "
+          f"({', '.join(SCOPES)}), {seconds:g}s per search", flush=True)
+    ctx = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
+    rows: list[Row] = []
+    with ctx.Pool(max(1, workers)) as pool:
+        for row in pool.imap(_task, [(n, seconds) for n in names]):
+            rows.append(row)
+            where = "; ".join(f"{s} at depth {d} ({r})" for s, d, r in row.found)
+            print(f"  {'found ' if row.found else 'MISSED'} {row.mutant:<42} "
+                  f"{where or 'in no scope'}", flush=True)
+    missed = [r.mutant for r in rows if not r.found]
+    print(f"found: {len(rows) - len(missed)}/{len(rows)}"
+          + (f"; missed: {', '.join(missed)}" if missed else ""))
+    return 1 if missed else 0
