@@ -12,7 +12,9 @@ Semantics restated (YuniKorn's, as ``docs/design-notes.md`` records them):
 properties are inherited by child queues; an unknown or differently cased
 sort policy is fifo; submit access is granted by the
 ``submitacl`` or ``adminacl`` of the leaf or any ancestor; a queue ``max``
-limits only the types it names; placement rules are tried in order.
+limits only the types it names; placement rules are tried in order; queue
+names are case-insensitive (every path is read in lower case, configured or
+asked for).
 """
 
 from __future__ import annotations
@@ -34,6 +36,12 @@ ROOT = "root"
 SORT_POLICY = "application.sort.policy"
 POLICIES = ("fifo", "fair", "stateaware")
 NAME = re.compile(r"[a-zA-Z0-9_:#/@-]{1,64}")
+
+
+def lower(name: str) -> str:
+    """YuniKorn's case-insensitive queue names: ASCII capitals read as small letters
+    (a letter outside ASCII stays, so a name invalid as written stays invalid)."""
+    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in name)
 
 
 @dataclass(frozen=True)
@@ -128,7 +136,8 @@ def _partition(p: PartitionConfig) -> PartitionModel:
     queues: dict[str, QueueModel] = {}
 
     def walk(cfg: QueueConfig, parent: QueueModel | None) -> None:
-        path = cfg.name if parent is None else f"{parent.path}.{cfg.name}"
+        name = lower(cfg.name)
+        path = name if parent is None else f"{parent.path}.{name}"
         props = {**(parent.properties if parent is not None else {}), **cfg.properties}
         tpl = cfg.childtemplate
         template = None if tpl is None else Template(
@@ -186,7 +195,8 @@ class Placed:
 
 
 def qualify(name: str) -> str:
-    name = name.strip()
+    """A queue name as a full path, in lower case (a bare name is a child of root)."""
+    name = lower(name.strip())
     if not name:
         return ""
     return name if name == ROOT or name.startswith(ROOT + ".") else f"{ROOT}.{name}"
@@ -212,13 +222,13 @@ def _proposal(rule: PlacementRuleConfig, queue_name: str, user: str,
               tags: Mapping[str, str]) -> str:
     name = rule.name
     if name == "provided":
-        return queue_name.strip()
+        return lower(queue_name.strip())
     if name == "user":
-        return user.replace(".", "_dot_")
+        return lower(user.replace(".", "_dot_"))
     if name == "fixed":
-        return rule.value.strip()
+        return lower(rule.value.strip())
     if name == "tag":
-        return tags.get(rule.value, "").strip().replace(".", "_dot_")
+        return lower(tags.get(rule.value, "").strip().replace(".", "_dot_"))
     return ""
 
 

@@ -1,4 +1,4 @@
-"""``queues.yaml`` as Apache YuniKorn reads it, where it differed (issue 11, items 16-19).
+"""``queues.yaml`` as Apache YuniKorn reads it, where it differed (issue 11, items 11, 15-19).
 
 Each test goes through the public surface: ``scheduler.config.parse_config``,
 ``yunikorn-fsm validate-config``, or a ``Scheduler`` registered with the text.
@@ -232,3 +232,65 @@ def test_partition_limits_are_roots_and_bound_the_childrens() -> None:
     with pytest.raises(ConfigError) as info:
         parse_config(limits_config("[{users: [alice], maxresources: {memory: 0}}]"))
     assert info.value.path == "partitions[0].limits[0].maxresources"
+
+
+# ---------------------------------------------------------------------------
+# 15: queue names are case-insensitive
+# ---------------------------------------------------------------------------
+
+CASED_QUEUES = """\
+partitions:
+  - name: default
+    placementrules:
+      - {name: provided}
+      - {name: tag, value: namespace, create: true, parent: {name: fixed, value: root.Teams}}
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: ProdUction
+            resources: {max: {memory: 100}}
+          - name: Teams
+            parent: true
+"""
+
+
+def test_an_application_for_root_production_lands_in_the_queue_configured_as_ProdUction(
+) -> None:
+    api, shim = register(CASED_QUEUES)
+    assert queue_paths(api) == ["root", "root.production", "root.teams"]
+    submit(api, "app-1", "root.production")
+    submit(api, "app-2", "ROOT.PRODUCTION")
+    submit(api, "app-3", "Production")
+    submit(api, "app-4", "root.nowhere", tags={"namespace": "Dev"})
+    submit(api, "app-5", "root.nowhere", tags={"namespace": "dev"})
+    assert shim.accepted_apps == ["app-1", "app-2", "app-3", "app-4", "app-5"]
+    apps = {a["application_id"]: a["queue"]
+            for a in api.state_dump()["partitions"][0]["applications"]}
+    assert apps == {"app-1": "root.production", "app-2": "root.production",
+                    "app-3": "root.production", "app-4": "root.teams.dev",
+                    "app-5": "root.teams.dev"}
+    assert queue_paths(api) == ["root", "root.production", "root.teams", "root.teams.dev"]
+
+
+def test_a_reload_that_changes_only_the_case_of_a_name_keeps_the_queue() -> None:
+    api, shim = register(CASED_QUEUES)
+    submit(api, "app-1", "root.production")
+    api.update_configuration(si.UpdateConfigurationRequest(
+        rm_id="rm", config=CASED_QUEUES.replace("ProdUction", "PRODUCTION")))
+    queues = {q["path"]: q for q in api.state_dump()["partitions"][0]["queues"]}
+    assert queues["root.production"]["state"] == "Active"
+    assert queues["root.production"]["max"] == {"memory": 100}
+    submit(api, "app-2", "root.Production")
+    assert shim.accepted_apps == ["app-1", "app-2"]
+
+
+def test_the_checker_reads_queue_names_without_case_too() -> None:
+    world = checked(CASED_QUEUES, si.ApplicationRequest(rm_id="rm", new=[
+        si.AddApplicationRequest(application_id=app_id, queue_name=queue, tags=tags,
+                                 ugi=si.UserGroupInformation(user="alice"))
+        for app_id, queue, tags in (("app-1", "ROOT.PRODUCTION", {}),
+                                    ("app-2", "root.x", {"namespace": "Dev"}))]))
+    apps = world.shim.rms["rm"].apps
+    assert {app_id: app.path for app_id, app in apps.items()} == {
+        "app-1": "root.production", "app-2": "root.teams.dev"}
