@@ -6,6 +6,8 @@ Each test goes through the public surface: ``scheduler.config.parse_config``,
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -172,6 +174,19 @@ def test_the_checker_reads_a_capitalised_sort_policy_as_fifo_too() -> None:
     assert {app_id: app.state for app_id, app in apps.items()} == {
         "gang-1": "New", "gang-2": "Rejected"}
 
+
+def test_a_checker_run_does_not_repeat_the_warning_for_every_registration(
+        tmp_path: Path) -> None:
+    """The checker registers such a configuration once per case and judges it itself."""
+    path = tmp_path / "queues.yaml"
+    path.write_text(CASED_POLICY, encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, "-m", "scheduler.cli", "check", "--config", str(path), "--seed", "1",
+         "--examples", "3", "--quiet", "--no-replay", "--out", str(tmp_path / "failures")],
+        capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "unknown application sort policy" not in run.stdout + run.stderr
+    assert "result: every invariant held" in run.stdout
 
 # ---------------------------------------------------------------------------
 # 17: an empty file; partition limits are root's
