@@ -348,7 +348,8 @@ def test_default_config_yaml() -> None:
     assert partition.root.name == "root" and partition.root.queues == []
     assert partition.root.submitacl == "*"
     assert partition.root.submit_acl.allows("anyone", [])
-    assert [(r.name, r.create) for r in partition.placementrules] == [("provided", True)]
+    assert [(r.name, r.value, r.create) for r in partition.placementrules] == [
+        ("tag", "namespace", True)]
     assert partition.nodesortpolicy.type == "fair"
     assert partition.root.sort_policy == "fifo"
 

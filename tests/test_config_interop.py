@@ -216,6 +216,25 @@ def test_a_configuration_without_partitions_registers_the_default(text: str) -> 
     assert world.shim.rms["rm"].apps["app-1"].path == "root.ns1"
 
 
+# 19: the default configuration is YuniKorn's: the namespace tag names the queue
+
+
+@pytest.mark.parametrize("text", ["", "partitions: []\n"])
+def test_the_default_configuration_places_by_namespace_as_yuniKorns_does(text: str) -> None:
+    api, shim = register(text)
+    submit(api, "app-1", "root.sandbox", tags={"namespace": "team-a"})
+    submit(api, "app-2", "", tags={"namespace": "Team-A"})
+    submit(api, "app-3", "root.sandbox")
+    assert shim.accepted_apps == ["app-1", "app-2"]
+    assert [r.application_id for r in shim.rejected_apps] == ["app-3"]
+    assert queue_paths(api) == ["root", "root.team-a"]
+    no_namespace = si.ApplicationRequest(rm_id="rm", new=[si.AddApplicationRequest(
+        application_id="app-3", queue_name="root.sandbox",
+        ugi=si.UserGroupInformation(user="alice"))])
+    world = checked(text, NS1, no_namespace)       # the checker expects the same
+    assert world.shim.rms["rm"].apps["app-1"].path == "root.ns1"
+    assert world.shim.rms["rm"].apps["app-3"].state == "Rejected"
+
 def limits_config(partition_limits: str, root_limits: str = "", child_limits: str = "") -> str:
     return ("partitions:\n  - name: default\n"
             + (f"    limits: {partition_limits}\n" if partition_limits else "")

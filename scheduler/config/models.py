@@ -26,14 +26,16 @@ DEFAULT_CONFIG_YAML: Final = """\
 partitions:
   - name: default
     placementrules:
-      - name: provided
+      - name: tag
+        value: namespace
         create: true
     queues:
       - name: root
         submitacl: "*"
 """
-"""YuniKorn's default configuration: one partition, an open root queue, and
-the ``provided`` placement rule that may create the queue it names."""
+"""YuniKorn's default configuration (``configs.DefaultSchedulerConfig``): one
+partition, an open root queue, and the ``tag`` placement rule that puts an
+application in ``root.<its namespace tag>``, creating that queue."""
 
 
 QUEUE_NAME_RE: Final = re.compile(r"[a-zA-Z0-9_:#/@-]{1,64}")
