@@ -20,7 +20,7 @@ def dump_partition(p: PartitionState) -> dict[str, Any]:
         "name": p.name,
         "rm_id": p.rm_id,
         "state": p.state,
-        "queues": [_dump_queue(q) for q in p.queues.values()],
+        "queues": [_dump_queue(q, p.capacity) for q in p.queues.values()],
         "applications": [_dump_app(a) for a in p.apps.values()],
         "nodes": [_dump_node(n) for n in p.nodes.values()],
     }
@@ -34,13 +34,25 @@ def _rd(r: Resource) -> dict[str, int]:
     return {k: r[k] for k in sorted(r) if r[k]}
 
 
-def _dump_queue(q: Queue) -> dict[str, Any]:
+def _dump_queue(q: Queue, total: Resource) -> dict[str, Any]:
     return {
         "path": q.path, "state": q.state, "parent": not q.is_leaf,
-        "max": _r(q.max), "guaranteed": _r(q.guaranteed),
+        "max": _r(q.max) if q.parent is not None else _root_max(total),
+        "guaranteed": _r(q.guaranteed),
         "allocated": _rd(q.allocated), "pending": _rd(q.pending),
         "sort_policy": q.sort_policy,
     }
+
+
+def _root_max(total: Resource) -> dict[str, int] | None:
+    """Root's ``max`` as YuniKorn reports it: the partition's total schedulable resource
+    (the sum of its nodes' capacities, so it follows every node change), ``null`` while
+    that is empty.
+
+    It is shown, not enforced as a quota: every allocation already fits its node, so
+    the total bounds the root's usage anyway (``docs/design-notes.md``).
+    """
+    return _r(total) or None
 
 
 def _dump_app(a: Application) -> dict[str, Any]:
