@@ -15,7 +15,7 @@ import pytest
 from invariants.world import World
 from scheduler import ManualClock, Scheduler, si
 from scheduler.cli import main
-from scheduler.config import parse_config
+from scheduler.config import MAX_ALIAS_NODES, MAX_CONFIG_CHARS, MAX_CONFIG_DEPTH, parse_config
 from scheduler.errors import ConfigError
 from scheduler.testing import RecordingShim
 from scheduler.trace import Step
@@ -328,3 +328,74 @@ def test_the_checker_reads_queue_names_without_case_too() -> None:
     apps = world.shim.rms["rm"].apps
     assert {app_id: app.path for app_id, app in apps.items()} == {
         "app-1": "root.production", "app-2": "root.teams.dev"}
+
+
+# ---------------------------------------------------------------------------
+# 11: alias bombs, deep nesting and oversized texts are refused before expansion
+# ---------------------------------------------------------------------------
+
+
+def alias_bomb(levels: int = 9) -> str:
+    """``levels`` anchors, each holding ten aliases of the one before: 10**levels strings
+    once expanded. At 9 levels, reporting the bad property value alone (its repr) would
+    take minutes and gigabytes; 7 levels already take a second without the bound."""
+    text = "lol0: &lol0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+    for i in range(1, levels):
+        text += f"lol{i}: &lol{i} [{', '.join([f'*lol{i - 1}'] * 10)}]\n"
+    return text + ("partitions: [{name: default, queues: [{name: root, "
+                   f"properties: {{x: *lol{levels - 1}}}}}]}}]\n")
+
+
+def test_an_alias_bomb_is_refused_before_it_is_expanded() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config(alias_bomb())
+    assert info.value.path == ""
+    assert info.value.reason.startswith(
+        f"YAML aliases expand to more than {MAX_ALIAS_NODES:,} repeated nodes (line 5; "
+        "an alias bomb?)")
+
+
+def test_registering_an_alias_bomb_changes_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    api = Scheduler(clock=ManualClock())
+    with pytest.raises(ConfigError, match="alias bomb"):
+        api.register_resource_manager(
+            si.RegisterResourceManagerRequest(rm_id="rm", config=alias_bomb()), RecordingShim())
+    assert api.state_dump() == {"rms": [], "partitions": []}
+    code, _out, err = validate(tmp_path, alias_bomb(), capsys)
+    assert code != 0 and "alias bomb" in err
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("x: &x [*x]\n", "a YAML alias refers to a collection that contains it (line 1)"),
+    ("x: &x {y: *x}\n", "a YAML alias refers to a collection that contains it (line 1)"),
+    ("[" * 5000 + "]" * 5000, f"the YAML nests deeper than {MAX_CONFIG_DEPTH} levels (line 1)"),
+    ("a:\n" + "".join(" " * i + "- \n" for i in range(1, 150)),
+     f"the YAML nests deeper than {MAX_CONFIG_DEPTH} levels (line 101)"),
+    ("#" * (MAX_CONFIG_CHARS + 1),
+     f"the configuration has {MAX_CONFIG_CHARS + 1:,} characters; at most "
+     f"{MAX_CONFIG_CHARS:,} are read"),
+])
+def test_recursive_aliases_deep_nesting_and_oversized_texts_are_refused(
+        text: str, reason: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config(text)
+    assert (info.value.path, info.value.reason) == ("", reason)
+
+
+def test_validate_config_refuses_an_oversized_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _out, err = validate(tmp_path, "#" * (MAX_CONFIG_CHARS + 10), capsys)
+    assert code != 0 and f"at most {MAX_CONFIG_CHARS:,} are read" in err
+
+
+def test_aliases_and_merge_keys_within_the_bounds_still_load() -> None:
+    text = ("partitions:\n  - name: default\n    queues:\n      - name: root\n"
+            "        queues:\n"
+            "          - {name: a, resources: {max: &quota {memory: 10, vcore: 1}}}\n"
+            "          - {name: b, resources: {max: {<<: *quota, memory: 20}}}\n"
+            + "".join(f"          - {{name: q{i}, resources: {{max: *quota}}}}\n"
+                      for i in range(2000)))
+    queues = parse_config(text).partitions[0].root.queues
+    assert dict(queues[1].resources.max) == {"memory": 20, "vcore": 1000}
+    assert all(dict(q.resources.max) == {"memory": 10, "vcore": 1000} for q in queues[2:])
