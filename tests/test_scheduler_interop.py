@@ -6,7 +6,8 @@ or what the shim was told.
 
 from __future__ import annotations
 
-from scenario_helpers import NA, Env, res
+import pytest
+from scenario_helpers import NA, Env, config, res
 
 from invariants.world import World
 from scheduler import si
@@ -35,16 +36,20 @@ def test_roots_max_in_the_dump_follows_every_node_change() -> None:
     assert env.queue("root.a")["max"] is None                  # other queues keep their own
 
 
-def test_roots_max_is_no_quota_beyond_what_the_nodes_hold() -> None:
-    """The total bounds the root's usage anyway: everything that fits a node is placed."""
+def test_roots_max_is_reported_not_enforced() -> None:
+    """A node shrunk below its allocations keeps root over the total; the other nodes
+    still take what fits them (YuniKorn's root headroom would refuse: design notes)."""
     env = Env()
     env.add_node("node-1", 30)
-    env.add_node("node-2", 30)
     env.add_app("app-1")
-    env.ask("app-1", "k", 20, repeats=3)
-    assert env.schedule() == 2                                 # 20 + 20 of 60: one per node
-    assert env.queue("root")["max"] == {"memory": 60}
-    assert env.queue("root")["allocated"] == {"memory": 40}
+    env.ask("app-1", "big", 30)
+    assert env.schedule() == 1
+    env.node_action("node-1", NA.UPDATE, schedulable_resource=res(memory=10))
+    env.add_node("node-2", 30)
+    env.ask("app-1", "small", 20)
+    assert env.schedule() == 1
+    assert env.queue("root")["max"] == {"memory": 40}
+    assert env.queue("root")["allocated"] == {"memory": 50}
 
 
 # ---------------------------------------------------------------------------
@@ -52,54 +57,25 @@ def test_roots_max_is_no_quota_beyond_what_the_nodes_hold() -> None:
 # ---------------------------------------------------------------------------
 
 
-def placed_order(env: Env) -> list[str]:
-    return [a.application_id for a in env.shim.allocations]
-
-
-def test_fifo_at_the_same_submission_time_serves_the_higher_priority_first() -> None:
+@pytest.mark.parametrize(("first", "second", "later", "served"), [
+    (("app-1", 0), ("app-2", 5), 0.0, "app-2"),      # same time: the higher priority
+    (("zeta", 0), ("alpha", 0), 0.0, "alpha"),       # same time and priority: the id
+    (("app-1", 0), ("app-2", 100), 1.0, "app-1"),    # submission time comes first
+])
+def test_fifo_order_breaks_ties_of_submission_time_by_priority_then_id(
+        first: tuple[str, int], second: tuple[str, int], later: float, served: str) -> None:
     env = Env()
     env.add_node("node-1", 10)
-    env.add_app("app-1")
-    env.add_app("app-2")                                       # same time, submitted later
-    env.ask("app-1", "k", 10, priority=0)
-    env.ask("app-2", "k", 10, priority=5)
+    env.add_app(first[0])
+    env.clock.advance(later)
+    env.add_app(second[0])                                     # submitted after the first
+    for app_id, priority in (first, second):
+        env.ask(app_id, "k", 10, priority=priority)
     assert env.schedule() == 1
-    assert placed_order(env) == ["app-2"]
+    assert [a.application_id for a in env.shim.allocations] == [served]
 
 
-def test_fifo_at_the_same_time_and_priority_goes_by_id() -> None:
-    env = Env()
-    env.add_node("node-1", 10)
-    env.add_app("zeta")
-    env.add_app("alpha")
-    env.ask("zeta", "k", 10)
-    env.ask("alpha", "k", 10)
-    assert env.schedule() == 1
-    assert placed_order(env) == ["alpha"]
-
-
-def test_fifo_submission_time_comes_before_priority() -> None:
-    env = Env()
-    env.add_node("node-1", 10)
-    env.add_app("app-1")
-    env.clock.advance(1)
-    env.add_app("app-2")
-    env.ask("app-1", "k", 10, priority=0)
-    env.ask("app-2", "k", 10, priority=100)
-    assert env.schedule() == 1
-    assert placed_order(env) == ["app-1"]
-
-
-STATEAWARE = """\
-partitions:
-  - name: default
-    queues:
-      - name: root
-        submitacl: "*"
-        queues:
-          - name: s
-            properties: {application.sort.policy: stateaware}
-"""
+STATEAWARE = config("- name: s\n  properties: {application.sort.policy: stateaware}")
 
 
 def test_the_checker_reads_fifo_ties_the_same_way() -> None:
