@@ -6,10 +6,12 @@ seed stops, the policies follow Apache YuniKorn:
 
 - queues: fair, by the per-type usage shares of ``allocated`` against
   ``guaranteed`` (largest share first, compared lexicographically), then path;
-- applications (``application.sort.policy``): ``fifo`` by submission order;
-  ``fair`` by usage shares against the queue's guaranteed (or the partition's
-  capacity), then submission; ``stateaware`` like fifo, but at most one
-  application that has not started running is scheduled at a time;
+- applications (``application.sort.policy``): ``fifo`` by submission time,
+  ties by the highest priority among the pending asks (YuniKorn's
+  ``sortApplicationsBySubmissionTimeAndPriority``), then by id; ``fair`` by
+  usage shares against the queue's guaranteed (or the partition's capacity),
+  then submission; ``stateaware`` in fifo order, but at most one application
+  that has not started running is scheduled at a time;
 - nodes (``nodesortpolicy``): ``fair`` least used first, ``binpacking`` most
   used first, usage being the weighted mean share of ``capacity`` in use
   (``resourceweights``, default memory 1.0 and vcore 1.0), then node id.
@@ -117,10 +119,17 @@ def ordered_apps(queue: Queue, capacity: ResourceView) -> list[Application]:
         apps.sort(key=lambda a: (res.shares(res.add(a.allocated, a.placeholder_allocated), base),
                                  a.submit_seq))
         return apps
-    apps.sort(key=lambda a: a.submit_seq)
+    apps.sort(key=fifo_key)
     if policy == "stateaware":
         return _state_aware(apps, queue)
     return apps
+
+
+def fifo_key(app: Application) -> tuple[float, int, str]:
+    """Fifo order (YuniKorn): submitted first; at the same time, the highest priority among
+    the pending asks, then the id (YuniKorn leaves that tie to map order)."""
+    top_priority = -app.pending_asks.peekitem(0)[0][0] if app.pending_asks else 0
+    return (app.submit_time, -top_priority, app.id)
 
 
 def _state_aware(apps: list[Application], queue: Queue) -> list[Application]:
