@@ -10,6 +10,8 @@ Rules that undo progress (a restart, a removal, bad input) weigh little.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import random
 from collections.abc import Callable, Iterator
@@ -152,8 +154,7 @@ class Gen:
 
     def config_data(self) -> dict[str, Any]:
         """The configuration as it stands now, as plain data (quantities in core units)."""
-        data = parse_config(self.scenario.shape.text).model_dump(
-            mode="python", exclude_defaults=True)
+        data = copy.deepcopy(_shape_data(self.scenario.shape.text))
         _transform(data, self.factor, self.removed)
         return data
 
@@ -184,6 +185,12 @@ class Gen:
 
     def request(self, call: str, request: Any, **extra: Any) -> Step:
         return Step(call, request=request, extra=extra)
+
+
+@functools.lru_cache(maxsize=64)
+def _shape_data(text: str) -> dict[str, Any]:
+    """A drawn configuration as plain data, parsed once per text (callers copy it)."""
+    return parse_config(text).model_dump(mode="python", exclude_defaults=True)
 
 
 def _transform(data: Any, factor: float, removed: set[str]) -> None:
