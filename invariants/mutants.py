@@ -185,12 +185,12 @@ MUTANTS: tuple[Mutant, ...] = (
     M("limits.maxapplications_ignored", "limits",
       "YuniKorn ugm: an application starts only within its user's and group's "
       "maxapplications", eligibility, "user_slot",
-      "if app.counted_running or app.queue is None:", "if True:"),
+      "if not p.limited or app.counted_running or app.queue is None:", "if True:"),
     M("limits.release_not_subtracted", "limits",
       "YuniKorn ugm: every removal subtracts from the user's and group's usage",
       ledger, "unbind",
-      "            p.users.add(eligibility.limited(app), [q.path for q in app.queue.ancestry()], "
-      "r, -1)\n", "            pass\n"),
+      "            p.users.add(eligibility.limited(app), app.queue.chain, r, -1)\n",
+      "            pass\n"),
     M("limits.group_resolved_from_root", "limits",
       "YuniKorn ugm: the tracked group is resolved from the leaf towards root",
       ugm, "resolve_group", "    for queue in path:", "    for queue in reversed(path):"),

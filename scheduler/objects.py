@@ -195,6 +195,7 @@ class Application:
         "gang_style",
         "groups",
         "id",
+        "limited_by",
         "partition_name",
         "pending",
         "pending_asks",
@@ -258,8 +259,10 @@ class Application:
         # queue on the path when the application was accepted (for the invariants).
         self.admission: tuple[str, tuple[tuple[str, Resource], ...]] = ("", ())
         self.timer_token = 0
-        # The group whose limits apply ("" for none), resolved when it is accepted.
+        # The group whose limits apply ("" for none), resolved when it is accepted, and
+        # the (kind, name) keys its usage is tracked under: its user, and that group.
         self.tracked_group = ""
+        self.limited_by: tuple[tuple[str, str], ...] = (("user", user),)
 
     @property
     def event_id(self) -> str:
@@ -348,6 +351,7 @@ class Queue:
         "adminacl",
         "allocated",
         "apps",
+        "chain",
         "child_template",
         "children",
         "guaranteed",
@@ -373,6 +377,8 @@ class Queue:
         self.name = name
         self.parent = parent
         self.path: str = name if parent is None else f"{parent.path}.{name}"
+        # The paths of this queue and its parents up to root (usage is tracked on each).
+        self.chain: tuple[str, ...] = (self.path, *(parent.chain if parent else ()))
         self.is_leaf = is_leaf
         # False for a queue a placement rule created: no quota of its own,
         # untouched by configuration updates, removed once empty.

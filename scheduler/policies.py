@@ -114,6 +114,8 @@ def ordered_apps(queue: Queue, capacity: ResourceView) -> list[Application]:
     """The queue's applications that have pending asks, in the queue's policy order."""
     apps = [a for a in queue.apps.values() if a.pending_asks]
     policy = queue.sort_policy
+    if len(apps) < 2:
+        return _state_aware(apps, queue) if policy == "stateaware" else apps
     if policy == "fair":
         base = queue.guaranteed or capacity
         apps.sort(key=lambda a: (res.shares(res.add(a.allocated, a.placeholder_allocated), base),

@@ -97,10 +97,9 @@ class Tracker:
     used: dict[tuple[str, str], dict[str, Resource]] = field(default_factory=dict)
     running: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
 
-    def add(self, who: Iterable[tuple[str, str]], paths: Iterable[str], r: Resource,
+    def add(self, who: Iterable[tuple[str, str]], paths: Sequence[str], r: Resource,
             sign: int) -> None:
         """Count (``sign`` 1) or uncount (-1) ``r`` for each of ``who`` on each path."""
-        paths = list(paths)
         for key in who:
             per_path = self.used.setdefault(key, {})
             for path in paths:
@@ -114,9 +113,8 @@ class Tracker:
             if not per_path:
                 del self.used[key]
 
-    def count(self, who: Iterable[tuple[str, str]], paths: Iterable[str], delta: int) -> None:
+    def count(self, who: Iterable[tuple[str, str]], paths: Sequence[str], delta: int) -> None:
         """One more (or one fewer) running application for each of ``who`` on each path."""
-        paths = list(paths)
         for key in who:
             per_path = self.running.setdefault(key, {})
             for path in paths:

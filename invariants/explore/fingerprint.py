@@ -58,7 +58,8 @@ FIELDS: dict[str, dict[str, str]] = {
     "Application": {
         "admission": "v", "allocated": "v", "allocations": "skip", "asks": "skip",
         "completing_timed_out": "v", "counted_running": "v", "execution_timeout_ms": "v",
-        "gang_style": "v", "groups": "v", "id": "skip", "partition_name": "v", "pending": "v",
+        "gang_style": "v", "groups": "v", "id": "skip", "limited_by": "skip",
+        "partition_name": "v", "pending": "v",
         "pending_asks": "keys", "placeholder_allocated": "v", "placeholder_ask": "v",
         "placeholder_timer_started": "v", "placeholder_token": "skip", "queue": "skip",
         "queue_path": "v", "state": "v", "state_since": "clock", "submit_seq": "seq",
@@ -71,7 +72,8 @@ FIELDS: dict[str, dict[str, str]] = {
         "reservation": "reservation", "reserved_at": "seq", "sort_key": "score", "state": "v",
     },
     "Queue": {
-        "adminacl": "str", "allocated": "v", "apps": "keys", "child_template": "str",
+        "adminacl": "str", "allocated": "v", "apps": "keys", "chain": "skip",
+        "child_template": "str",
         "children": "keys", "guaranteed": "v", "is_leaf": "v", "limits": "str", "managed": "v",
         "max": "v",
         "max_applications": "v", "name": "v", "over_quota_reason": "v", "parent": "skip",
@@ -85,7 +87,9 @@ FIELDS: dict[str, dict[str, str]] = {
 ``seq`` a rank; ``uuid``/``node``/``nodeid`` renamed; ``score`` the sort key
 without the name; ``keys`` the keys of a mapping; ``str`` the text of a
 configuration object; ``skip`` a back reference, a token (timers carry
-liveness instead), or a name the record is already filed under.
+liveness instead), a name the record is already filed under, or a value
+derived from fields that are read (a queue's chain of paths, an
+application's limit keys).
 """
 
 

@@ -60,6 +60,8 @@ def add_application(p: PartitionState, req: si.AddApplicationRequest) -> None:
         (q.path, dict(q.max)) for q in queue.ancestry() if q.max is not None))
     queue.apps[app_id] = app
     app.tracked_group = ugm.resolve_group(groups, queue.ancestry())
+    if app.tracked_group:
+        app.limited_by = ((ugm.USER, user), (ugm.GROUP, app.tracked_group))
     p.core.outbox(p.rm_id).app_accepted(app_id)
     p.core.event(p.rm_id, ET.APP, app_id, f"application {app_id} added to queue {path}",
                  si.EventChangeType.ADD)

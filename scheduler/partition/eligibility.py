@@ -38,19 +38,16 @@ def can_start(app: Application) -> bool:
     )
 
 
-def limited(app: Application) -> list[tuple[str, str]]:
+def limited(app: Application) -> tuple[tuple[str, str], ...]:
     """Whose ``limits`` apply to the application: its user, and its tracked group if any
     (resolved when the application was accepted, and kept)."""
-    who = [(ugm.USER, app.user)]
-    if app.tracked_group:
-        who.append((ugm.GROUP, app.tracked_group))
-    return who
+    return app.limited_by
 
 
 def user_slot(p: PartitionState, app: Application) -> str:
     """Why the user's or group's ``maxapplications`` holds a not yet started application
     back ("" when it may start)."""
-    if app.counted_running or app.queue is None:
+    if not p.limited or app.counted_running or app.queue is None:
         return ""
     return ugm.no_slot(p.users, limited(app), app.queue.ancestry())
 
@@ -58,7 +55,7 @@ def user_slot(p: PartitionState, app: Application) -> str:
 def user_headroom(p: PartitionState, app: Application, ask: Ask) -> str:
     """Why one more repeat of the ask would take its user or group past a ``maxresources``
     on the path ("" when it fits)."""
-    if app.queue is None:
+    if not p.limited or app.queue is None:
         return ""
     return ugm.over_limit(p.users, limited(app), app.queue.ancestry(), ask.resource)
 

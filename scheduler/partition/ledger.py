@@ -29,10 +29,10 @@ def bind(p: PartitionState, alloc: Allocation) -> None:
     p.node_order.update(node)
     app.allocations[alloc.uuid] = alloc
     res.add_into(app.placeholder_allocated if alloc.placeholder else app.allocated, r)
-    paths = [q.path for q in app.queue.ancestry()] if app.queue else []
-    for q in app.queue.ancestry() if app.queue else ():
-        res.add_into(q.allocated, r)
-    p.users.add(eligibility.limited(app), paths, r, 1)
+    if app.queue is not None:
+        for q in app.queue.ancestry():
+            res.add_into(q.allocated, r)
+        p.users.add(eligibility.limited(app), app.queue.chain, r, 1)
     p.allocations[alloc.uuid] = alloc
     update_running_count(p, app)
 
@@ -52,7 +52,7 @@ def unbind(p: PartitionState, alloc: Allocation) -> None:
             if q.over_quota_reason:
                 refresh_quota_flag(q, q.over_quota_reason)
         if app.queue is not None:
-            p.users.add(eligibility.limited(app), [q.path for q in app.queue.ancestry()], r, -1)
+            p.users.add(eligibility.limited(app), app.queue.chain, r, -1)
     p.allocations.pop(alloc.uuid, None)
     alloc.timer_token += 1
     update_running_count(p, app)
@@ -108,7 +108,7 @@ def update_running_count(p: PartitionState, app: Application) -> None:
         delta = 1 if counts else -1
         for q in app.queue.ancestry():
             q.running_apps += delta
-        p.users.count(eligibility.limited(app), [q.path for q in app.queue.ancestry()], delta)
+        p.users.count(eligibility.limited(app), app.queue.chain, delta)
         app.counted_running = counts
 
 

@@ -31,8 +31,13 @@ def apply_config(p: PartitionState, config: PartitionConfig, initial: bool = Fal
     seen: set[str] = set()
     p.configured_leaf = {}
     _apply_queue(p, config.queues[0], None, seen)
-    if initial:
-        return
+    if not initial:
+        _drain_unconfigured(p, seen)
+    p.limited = any(q.limits is not None for q in p.queues.values())
+
+
+def _drain_unconfigured(p: PartitionState, seen: set[str]) -> None:
+    """Queues no longer configured drain (and lose their limits); empty ones go."""
     for path in [path for path in p.queues if path not in seen]:
         queue = p.queues[path]
         if queue.managed:
@@ -150,6 +155,7 @@ def drain(p: PartitionState) -> None:
     reload clears the limits it no longer sets)."""
     for queue in p.queues.values():
         queue.limits = None
+    p.limited = False
     if p.state == "Active":
         p.core.fire(p, "remove", p.rm_id)
         for queue in p.queues.values():

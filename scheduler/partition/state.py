@@ -46,8 +46,10 @@ class PartitionState:
         self.nodes: dict[str, Node] = {}
         self.node_order = NodeCollection()
         self.allocations: dict[str, Allocation] = {}
-        # Usage and running applications per user and tracked group (``limits``).
+        # Usage and running applications per user and tracked group (``limits``), and
+        # whether any queue sets limits (when none does, nothing needs checking).
         self.users = ugm.Tracker()
+        self.limited = False
         # (application id, ask key) -> the node reserved for that ask.
         self.reservations: dict[tuple[str, str], Node] = {}
         self.capacity: Resource = {}
