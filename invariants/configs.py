@@ -26,9 +26,11 @@ USERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("e.f", ("devs", "admins")),
 )
 """Users and their groups; ``e.f`` has a dot, which the user placement rule rewrites."""
-NAMESPACES = ("ns1", "ns2", "checker-ns")
+NAMESPACES = ("ns1", "ns2", "checker-ns", "NS1")
+"""``NS1`` names the same queue as ``ns1`` (queue names are case-insensitive)."""
 ACLS = ("*", "alice", "bob,carol", " admins", "alice devs", "dave")
-POLICIES = ("", "fifo", "fair", "stateaware")
+POLICIES = ("", "fifo", "fair", "stateaware", "Fair")
+"""``Fair`` is no policy (YuniKorn matches with case): such a queue sorts fifo and takes gangs."""
 MEMORIES = (30, 40, 60, 80, 120, 200)
 CORE = 1000
 
@@ -110,6 +112,7 @@ def shape_of(text: str) -> Shape:
                 names.append(path)
     names += ["root.nosuchqueue", "nosuchqueue"]
     names += sorted({p.rsplit(".", 1)[-1] for p in names if "." in p})[:3]
+    names.append(names[0].upper())  # the same queue in capitals: names are case-insensitive
     return Shape(text, tuple(names))
 
 
@@ -144,7 +147,8 @@ def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
            parent_apps: int | None, counter: list[int],
            cap: tuple[int | None, int | None] = (None, None)) -> dict[str, Any]:
     counter[0] += 1
-    q: dict[str, Any] = {"name": f"q{counter[0]}"}
+    # Some names in capitals: the queue is still found by its lower-case path.
+    q: dict[str, Any] = {"name": f"{'Q' if rng.random() < 0.15 else 'q'}{counter[0]}"}
     mx = parent_max
     if rng.random() < 0.45:
         choices = [m for m in MEMORIES if parent_max is None or m <= parent_max]

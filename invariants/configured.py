@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from scheduler import si
-from scheduler.config import DEFAULT_CONFIG_YAML
 from scheduler.errors import ConfigError, UnknownResourceManager
 
 from . import model, view
@@ -27,9 +26,8 @@ def end_register(m: Monitor, call: Call, req: si.RegisterResourceManagerRequest,
                  error: BaseException | None) -> None:
     """A registration: a valid configuration taken and applied, an invalid one refused, the RM
     starting empty (a registration again clears what it held)."""
-    text = req.config if req.config.strip() else DEFAULT_CONFIG_YAML
     try:
-        config = model.read(text)
+        config = model.read_registered(req.config)
     except ConfigError:
         if error is None:
             m.report(P.CONFIG_APPLIED, f"rm {req.rm_id}",
@@ -61,9 +59,8 @@ def end_reload(m: Monitor, call: Call, rv: RMView | None, req: si.UpdateConfigur
         m.report(P.CONFIG_APPLIED, f"rm {req.rm_id}",
                  "a reload from an RM that is not running was accepted")
         return
-    text = req.config if req.config.strip() else DEFAULT_CONFIG_YAML
     try:
-        rv.config = model.read(text)
+        rv.config = model.read_registered(req.config)
     except ConfigError:
         m.report(P.CONFIG_APPLIED, f"rm {req.rm_id}",
                  "an invalid configuration was accepted by a reload")

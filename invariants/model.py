@@ -9,23 +9,39 @@ uses ``scheduler.config`` (the public model of the file format, tested on its
 own); everything after parsing is restated here.
 
 Semantics restated (YuniKorn's, as ``docs/design-notes.md`` records them):
-properties are inherited by child queues; submit access is granted by the
+properties are inherited by child queues; an unknown or differently cased
+sort policy is fifo; submit access is granted by the
 ``submitacl`` or ``adminacl`` of the leaf or any ancestor; a queue ``max``
-limits only the types it names; placement rules are tried in order.
+limits only the types it names; placement rules are tried in order; queue
+names are case-insensitive (every path is read in lower case, configured or
+asked for).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from scheduler.config import PartitionConfig, PlacementRuleConfig, QueueConfig, parse_config
+from scheduler.config import (
+    DEFAULT_CONFIG_YAML,
+    PartitionConfig,
+    PlacementRuleConfig,
+    QueueConfig,
+    parse_config,
+)
 
 ROOT = "root"
 SORT_POLICY = "application.sort.policy"
+POLICIES = ("fifo", "fair", "stateaware")
 NAME = re.compile(r"[a-zA-Z0-9_:#/@-]{1,64}")
+
+
+def lower(name: str) -> str:
+    """YuniKorn's case-insensitive queue names: ASCII capitals read as small letters
+    (a letter outside ASCII stays, so a name invalid as written stays invalid)."""
+    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in name)
 
 
 @dataclass(frozen=True)
@@ -67,7 +83,13 @@ class QueueModel:
 
     @property
     def sort_policy(self) -> str:
-        return self.properties.get(SORT_POLICY, "").lower() or "fifo"
+        return policy_of(self.properties)
+
+
+def policy_of(properties: Mapping[str, str]) -> str:
+    """YuniKorn: the exact value when it names a policy (case counts), else fifo."""
+    value = properties.get(SORT_POLICY, "")
+    return value if value in POLICIES else "fifo"
 
 
 @dataclass(frozen=True)
@@ -113,11 +135,21 @@ def read(text: str) -> ConfigModel:
     return ConfigModel(text, {p.name: _partition(p) for p in parsed.partitions})
 
 
+def read_registered(text: str) -> ConfigModel:
+    """What registering (or reloading) ``text`` configures: the text's partitions, or
+    YuniKorn's default configuration when it has none (an empty file, for one)."""
+    config = read(text)
+    if config.partitions:
+        return config
+    return replace(read(DEFAULT_CONFIG_YAML), text=text)
+
+
 def _partition(p: PartitionConfig) -> PartitionModel:
     queues: dict[str, QueueModel] = {}
 
     def walk(cfg: QueueConfig, parent: QueueModel | None) -> None:
-        path = cfg.name if parent is None else f"{parent.path}.{cfg.name}"
+        name = lower(cfg.name)
+        path = name if parent is None else f"{parent.path}.{name}"
         props = {**(parent.properties if parent is not None else {}), **cfg.properties}
         tpl = cfg.childtemplate
         template = None if tpl is None else Template(
@@ -188,7 +220,8 @@ class Placed:
 
 
 def qualify(name: str) -> str:
-    name = name.strip()
+    """A queue name as a full path, in lower case (a bare name is a child of root)."""
+    name = lower(name.strip())
     if not name:
         return ""
     return name if name == ROOT or name.startswith(ROOT + ".") else f"{ROOT}.{name}"
@@ -214,13 +247,13 @@ def _proposal(rule: PlacementRuleConfig, queue_name: str, user: str,
               tags: Mapping[str, str]) -> str:
     name = rule.name
     if name == "provided":
-        return queue_name.strip()
+        return lower(queue_name.strip())
     if name == "user":
-        return user.replace(".", "_dot_")
+        return lower(user.replace(".", "_dot_"))
     if name == "fixed":
-        return rule.value.strip()
+        return lower(rule.value.strip())
     if name == "tag":
-        return tags.get(rule.value, "").strip().replace(".", "_dot_")
+        return lower(tags.get(rule.value, "").strip().replace(".", "_dot_"))
     return ""
 
 

@@ -116,7 +116,7 @@ def _gang_rules(pm: model.PartitionModel, core: Any, anchor: str,
         props.update(template.properties)
         if template.max:
             maxes.append(dict(template.max))
-    return props.get(model.SORT_POLICY, "").lower() or "fifo", maxes
+    return model.policy_of(props), maxes
 
 
 def end_apps(m: Monitor, rv: RMView, call: Call) -> None:

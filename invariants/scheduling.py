@@ -37,9 +37,15 @@ def _may_start(p: PartitionState, app: Application) -> bool:
     return True
 
 
+def _fifo(app: Application) -> tuple[float, int, str]:
+    """YuniKorn's fifo: submission time, then the highest pending ask priority, then id."""
+    return (app.submit_time, -max(k.priority for k in app.pending_asks.values()), app.id)
+
+
 def _offered(queue: Queue) -> list[Application]:
-    """The applications the leaf's policy offers resources to (stateaware filters)."""
-    apps = sorted((a for a in queue.apps.values() if a.pending_asks), key=lambda a: a.submit_seq)
+    """The applications the leaf's policy offers resources to (stateaware filters the
+    fifo order: the first not yet running is the one it may start)."""
+    apps = sorted((a for a in queue.apps.values() if a.pending_asks), key=_fifo)
     if queue.sort_policy != "stateaware":
         return apps
     starting = any(a.state == "Accepted" and a.allocations for a in queue.apps.values())

@@ -241,7 +241,13 @@ class Scheduler:
 
     @staticmethod
     def _parse(text: str) -> SchedulerConfig:
-        return _parsed(text if text.strip() else DEFAULT_CONFIG_YAML)
+        """The configuration ``text`` gives; YuniKorn's default when it has no partitions."""
+        config = _parsed(text)
+        if not config.partitions:
+            config = _parsed(DEFAULT_CONFIG_YAML)
+        for warning in config.warnings:
+            log.warning("configuration: %s", warning)
+        return config
 
     def _drop_rm(self, rm: ResourceManager, trigger: str = "shutdown") -> None:
         for partition in rm.partitions.values():

@@ -77,8 +77,11 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         where = f"{exc.path}: " if exc.path else ""
         print(f"{args.file}: invalid: {where}{exc.reason}", file=sys.stderr)
         return 1
+    for warning in config.warnings:
+        print(f"{args.file}: warning: {warning}", file=sys.stderr)
     queues = sum(_count_queues(p.queues) for p in config.partitions)
-    print(f"{args.file}: valid ({len(config.partitions)} partition(s), {queues} queue(s))")
+    empty = "" if config.partitions else "; no partitions: the core loads its default configuration"
+    print(f"{args.file}: valid ({len(config.partitions)} partition(s), {queues} queue(s)){empty}")
     return 0
 
 

@@ -21,7 +21,7 @@ def dump_partition(p: PartitionState) -> dict[str, Any]:
         "name": p.name,
         "rm_id": p.rm_id,
         "state": p.state,
-        "queues": [_dump_queue(q, p.users) for q in p.queues.values()],
+        "queues": [_dump_queue(q, p.capacity, p.users) for q in p.queues.values()],
         "applications": [_dump_app(a) for a in p.apps.values()],
         "nodes": [_dump_node(n) for n in p.nodes.values()],
     }
@@ -35,10 +35,11 @@ def _rd(r: Resource) -> dict[str, int]:
     return {k: r[k] for k in sorted(r) if r[k]}
 
 
-def _dump_queue(q: Queue, users: ugm.Tracker) -> dict[str, Any]:
+def _dump_queue(q: Queue, total: Resource, users: ugm.Tracker) -> dict[str, Any]:
     return {
         "path": q.path, "state": q.state, "parent": not q.is_leaf,
-        "max": _r(q.max), "guaranteed": _r(q.guaranteed),
+        "max": _r(q.max) if q.parent is not None else _root_max(total),
+        "guaranteed": _r(q.guaranteed),
         "allocated": _rd(q.allocated), "pending": _rd(q.pending),
         "sort_policy": q.sort_policy,
         "users": _tracked(users, q.path, ugm.USER),
@@ -50,6 +51,17 @@ def _tracked(users: ugm.Tracker, path: str, kind: str) -> list[dict[str, Any]]:
     """Who uses the queue (its subtree) and how many of their applications run there."""
     return [{"name": name, "allocated": _rd(used), "running_applications": apps}
             for name, used, apps in users.on_queue(path, kind)]
+
+
+def _root_max(total: Resource) -> dict[str, int] | None:
+    """Root's ``max`` as YuniKorn reports it: the partition's total schedulable resource
+    (the sum of its nodes' capacities, so it follows every node change), ``null`` while
+    that is empty.
+
+    It is shown, not enforced as a quota: every allocation already fits its node, so
+    the total bounds the root's usage anyway (``docs/design-notes.md``).
+    """
+    return _r(total) or None
 
 
 def _dump_app(a: Application) -> dict[str, Any]:

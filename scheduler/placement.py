@@ -14,6 +14,11 @@ name), ``fixed`` (``value``), ``tag`` (the application tag named by
 ``value``, e.g. ``namespace``), each with an optional ``parent`` rule and a
 user/group ``filter``. Names made from users or tags replace ``.`` with
 ``_dot_`` as YuniKorn does.
+
+Queue names are case-insensitive, as in YuniKorn: queues are stored under
+their lower-case name and every path a rule proposes (or the shim names) is
+lower-cased before it is looked up, so ``root.production`` finds the queue
+configured as ``ProdUction``.
 """
 
 from __future__ import annotations
@@ -42,10 +47,22 @@ class QueueInfo:
 
 Lookup = Callable[[str], QueueInfo | None]
 
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def fold(name: str) -> str:
+    """A queue name or path as YuniKorn stores and looks it up: in lower case.
+
+    Only ASCII letters fold: a valid name is ASCII, and folding other letters
+    could turn an invalid name into a valid one (the Kelvin sign into ``k``).
+    """
+    return name.translate(_ASCII_LOWER)
+
 
 def qualify(name: str) -> str:
-    """A queue name from the shim as a full path: a bare name is a child of root."""
-    name = name.strip()
+    """A queue name from the shim as a full path in lower case: a bare name is a child of
+    root."""
+    name = fold(name.strip())
     if not name:
         return ""
     if name == ROOT_QUEUE or name.startswith(ROOT_QUEUE + "."):
@@ -75,16 +92,16 @@ def _filter_allows(rule: PlacementRuleConfig, user: str, groups: Sequence[str]) 
 
 def _proposal(rule: PlacementRuleConfig, queue_name: str, user: str,
               tags: Mapping[str, str]) -> str:
-    """The queue path (or last name) a rule proposes, empty when it has none."""
+    """The queue path (or last name) a rule proposes, in lower case; empty when it has none."""
     if rule.name == "provided":
-        return queue_name.strip()
+        return fold(queue_name.strip())
     if rule.name == "user":
-        return _clean(user) if user else ""
+        return fold(_clean(user)) if user else ""
     if rule.name == "fixed":
-        return rule.value.strip()
+        return fold(rule.value.strip())
     if rule.name == "tag":
         value = tags.get(rule.value, "").strip()
-        return _clean(value) if value else ""
+        return fold(_clean(value)) if value else ""
     return ""
 
 

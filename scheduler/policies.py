@@ -6,10 +6,12 @@ seed stops, the policies follow Apache YuniKorn:
 
 - queues: fair, by the per-type usage shares of ``allocated`` against
   ``guaranteed`` (largest share first, compared lexicographically), then path;
-- applications (``application.sort.policy``): ``fifo`` by submission order;
-  ``fair`` by usage shares against the queue's guaranteed (or the partition's
-  capacity), then submission; ``stateaware`` like fifo, but at most one
-  application that has not started running is scheduled at a time;
+- applications (``application.sort.policy``): ``fifo`` by submission time,
+  ties by the highest priority among the pending asks (YuniKorn's
+  ``sortApplicationsBySubmissionTimeAndPriority``), then by id; ``fair`` by
+  usage shares against the queue's guaranteed (or the partition's capacity),
+  then submission; ``stateaware`` in fifo order, but at most one application
+  that has not started running is scheduled at a time;
 - priority (``application.sort.priority``, on by default): applications of a
   leaf and children of a parent go by priority first (highest first), then by
   the above; turned off, priority only breaks the policy's ties
@@ -131,13 +133,19 @@ def ordered_apps(queue: Queue, capacity: ResourceView) -> list[Application]:
             apps.sort(key=lambda a: (res.shares(
                 res.add(a.allocated, a.placeholder_allocated), base), -a.priority, a.submit_seq))
         return apps
-    apps.sort(key=lambda a: a.submit_seq)
+    apps.sort(key=fifo_key)
     if policy == "stateaware":
         # The filter first (which applications may go), then the order among them.
         apps = _state_aware(apps, queue)
     if first and len(apps) > 1:
         apps.sort(key=lambda a: -a.priority)
     return apps
+
+
+def fifo_key(app: Application) -> tuple[float, int, str]:
+    """Fifo order (YuniKorn): submitted first; at the same time, the highest priority among
+    the pending asks, then the id (YuniKorn leaves that tie to map order)."""
+    return (app.submit_time, -app.priority, app.id)
 
 
 def _state_aware(apps: list[Application], queue: Queue) -> list[Application]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import grpc
@@ -70,7 +70,7 @@ def channel(server: Server) -> grpc.Channel:
                                  options=[("grpc.use_local_subchannel_pool", 1)])
 
 
-def raw_stream(chan: grpc.Channel, name: str, frames: list[bytes],
+def raw_stream(chan: grpc.Channel, name: str, frames: Iterable[bytes],
                metadata: tuple[tuple[str, str], ...] = ()) -> Any:
     """A stream call sending ``frames`` as they are, then waiting (never half-closing)."""
 

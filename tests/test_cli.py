@@ -318,20 +318,6 @@ BAD_CONFIGS = {
         "partitions[0].queues[0].queues[1]",
         "duplicate",
     ),
-    "unknown_sort_policy": (
-        """\
-        partitions:
-          - name: default
-            queues:
-              - name: root
-                queues:
-                  - name: a
-                    properties:
-                      application.sort.policy: random
-        """,
-        "partitions[0].queues[0].queues[0].properties",
-        "random",
-    ),
     "yaml_syntax": ("partitions: [\n", "", "YAML"),
 }
 

@@ -398,9 +398,9 @@ if __name__ == "__main__":
     sys.stdout.write(run_scenario())
 
 
-ZERO_PRIORITY_SHA256 = "320ded24a47cea884641fa5e972a68e294bcc6f2617d880d23a1f2967e0a211d"
+ZERO_PRIORITY_SHA256 = "63d370ed4965c05b454fd4a39bf58bb0e075a2b81e8af9ccf461750c45ee3e67"
 """The scenario with every ask at priority 0, as the core answered it before priority
-scheduling (issue 12; computed on the ``limits`` branch)."""
+scheduling (issue 12; computed on ``main`` after the interop merge, 20091c8)."""
 
 
 def test_zero_priorities_schedule_exactly_as_before_priority_scheduling() -> None:

@@ -174,6 +174,7 @@ def test_a_scope_runs_on_another_configuration(tmp_path: Path) -> None:
     ("quota.leaf_max_only", "quota", 4),
     ("placement.creates_without_create", "admission", 1),
     ("recovery.placeholder_recovered_as_real", "gang", 5),
+    ("limits.wildcard_over_named", "limits", 3),
 ])
 def test_broken_cores_are_found_at_their_shortest_depth_deterministically(
         mutant: str, scope: str, depth: int) -> None:

@@ -46,9 +46,9 @@ def rules(text: str, root_extra: str = 'submitacl: "*"') -> str:
 
 
 def test_empty_config_places_into_a_created_queue() -> None:
-    """YuniKorn's default config: provided rule with create, only root configured."""
+    """YuniKorn's default config: the namespace tag rule with create, only root configured."""
     api, shim, rec, _clock = make("")
-    submit(api, "app-1", "root.default")
+    submit(api, "app-1", "root.elsewhere", tags={"namespace": "default"})
     assert shim.accepted_apps == ["app-1"]
     assert "root.default" in queues(api)
     assert app_queue(api, "app-1") == "root.default"
@@ -57,7 +57,7 @@ def test_empty_config_places_into_a_created_queue() -> None:
 
 def test_created_queue_is_removed_when_its_application_leaves() -> None:
     api, _shim, rec, _clock = make("")
-    submit(api, "app-1", "root.team-x")
+    submit(api, "app-1", tags={"namespace": "team-x"})
     assert "root.team-x" in queues(api)
     api.update_application(si.ApplicationRequest(rm_id=RM, remove=[
         si.RemoveApplicationRequest(application_id="app-1")]))

@@ -7,7 +7,7 @@ import ipaddress
 import logging
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -33,6 +33,8 @@ from rpc_helpers import (
 
 from scheduler import si
 from scheduler.rpc import Client, Server
+from scheduler.rpc.status import Abort
+from scheduler.rpc.streams import End, Outbox, Stream, drain
 from scheduler.rpc.wire import EXT_SERVICE, SCHEDULER_SERVICE
 from scheduler.testing import RecordingShim
 
@@ -220,8 +222,34 @@ def test_random_bytes_never_break_the_server(server: Server, method: Any, data: 
     assert raw_unary(channel(server), EXT_SERVICE, "StateDump", b"")
 
 
+def _in_core(server: Server, rm_id: str) -> bool:
+    """Whether the core knows app-1 and node-1 of ``rm_id``.
+
+    The update streams are independent: an ask that reaches the core before
+    its application is rejected, and nothing then fills the allocation stream.
+    """
+    partitions = [p for p in server.api.state_dump()["partitions"] if p["rm_id"] == rm_id]
+    return (any(a["application_id"] == "app-1" for p in partitions for a in p["applications"])
+            and any(n["node_id"] == "node-1" for p in partitions for n in p["nodes"]))
+
+
+def _asks_until_paused(server: Server, rm_id: str) -> Iterator[bytes]:
+    """Asks of app-1 (200 allocations with 2 KB of tags each) until ``rm_id`` is paused.
+
+    An answer that finds its outbox empty is always taken, whatever its size,
+    and the core may answer all of a few asks at once: only an answer that
+    finds the outbox not yet drained tells the server the client is not
+    reading, so the asks go on until one has.
+    """
+    i = 0
+    while server.sessions().get(rm_id) != "paused":
+        yield frame(ask(rm_id, "app-1", f"k{i}", repeat=200, tags={"t": "x" * 2048}))
+        i += 1
+
+
 def test_a_client_that_stops_reading_is_disconnected() -> None:
-    server = serve(stream_buffer_bytes=64 * 1024)
+    # the stalled call keeps its worker until the client reads: no reset while the test runs
+    server = serve(stream_buffer_bytes=64 * 1024, stalled_grace=3600)
     try:
         rm_id = "rm-slow"
         chan = channel(server)
@@ -229,9 +257,9 @@ def test_a_client_that_stops_reading_is_disconnected() -> None:
         apps = raw_stream(chan, "UpdateApplication", [frame(app(rm_id, "app-1"))])
         node_stream = raw_stream(chan, "UpdateNode", [frame(nodes(rm_id, "node-1",
                                                                   memory=10**9))])
-        # allocations with 2 KB of tags each, never read by this client
-        allocs = raw_stream(chan, "UpdateAllocation", [frame(ask(
-            rm_id, "app-1", f"k{i}", repeat=200, tags={"t": "x" * 2048})) for i in range(40)])
+        wait_until(lambda: _in_core(server, rm_id), what="app-1 and node-1 in the core")
+        # allocations never read by this client
+        allocs = raw_stream(chan, "UpdateAllocation", _asks_until_paused(server, rm_id))
         # a well-behaved RM next to it
         good = RecordingShim()
         with Client(f"127.0.0.1:{server.port}") as client:
@@ -356,8 +384,8 @@ def test_a_stalled_stream_is_reset_after_the_grace_period() -> None:
         raw_unary(chan, SCHEDULER_SERVICE, "RegisterResourceManager", frame(register("rm-s")))
         kept = [raw_stream(chan, "UpdateApplication", [frame(app("rm-s", "app-1"))]),
                 raw_stream(chan, "UpdateNode", [frame(nodes("rm-s", "node-1", memory=10**9))])]
-        allocs = raw_stream(chan, "UpdateAllocation", [frame(ask(
-            "rm-s", "app-1", f"k{i}", repeat=200, tags={"t": "x" * 2048})) for i in range(40)])
+        wait_until(lambda: _in_core(server, "rm-s"), what="app-1 and node-1 in the core")
+        allocs = raw_stream(chan, "UpdateAllocation", _asks_until_paused(server, "rm-s"))
         wait_until(lambda: server.sessions().get("rm-s") == "paused", timeout=30)
         session = server._registry.sessions["rm-s"]
         wait_until(lambda: not session.streams, what="the server's writers released")
@@ -370,3 +398,32 @@ def test_a_stalled_stream_is_reset_after_the_grace_period() -> None:
         chan.close()
     finally:
         server.stop(grace=0)
+
+
+class _Call:
+    """The part of a server call's context that a reset uses."""
+
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    def is_active(self) -> bool:
+        return not self.cancelled
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+def test_a_reset_frees_only_a_writer_still_out_sending() -> None:
+    """A writer waiting for its status is left to send it, however late its reset comes."""
+    end = End(grpc.StatusCode.RESOURCE_EXHAUSTED, "not read")
+    waiting, sending = (Stream(Outbox(1024), cast(Any, _Call())) for _ in range(2))
+    sending.outbox.put([b"m"])
+    out = drain(sending)
+    assert next(out) == b"m"                       # handed to gRPC, never sent on
+    for stream in (waiting, sending):
+        stream.outbox.close(end)
+        stream._reset()                            # the grace is over
+    assert (waiting.context.is_active(), sending.context.is_active()) == (True, False)
+    with pytest.raises(Abort) as caught:
+        next(drain(waiting))
+    assert caught.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED

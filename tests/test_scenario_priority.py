@@ -305,6 +305,7 @@ def test_offset_is_not_inherited_but_sorting_is() -> None:
     env.ask("x-1", "ask", 10, repeats=2, priority=1)
     env.add_app("y-1", "root.parent.y")
     env.ask("y-1", "ask", 10, priority=0)
+    env.clock.advance(1.0)  # submitted later: fifo's own order, not its priority tie-break
     env.add_app("y-2", "root.parent.y")
     env.ask("y-2", "ask", 10, priority=50)
     env.add_app("probe", "root.probe")

@@ -18,7 +18,7 @@ from scheduler.errors import ConfigError
 from scheduler.trace import read_trace
 
 from .. import replay
-from ..cli import UsageError, usage_errors_exit_2
+from ..cli import UsageError, configuration_warnings_quiet, usage_errors_exit_2
 from ..runner import CLOCK_START
 from .scope import KINDS, SCOPES, Scope
 from .search import Options, Result, Stats, replay_path, search
@@ -51,7 +51,8 @@ def add_explore_command(sub: Any) -> None:
 
 
 def run_explore(args: argparse.Namespace) -> int:
-    return usage_errors_exit_2("explore", _explore)(args)
+    with configuration_warnings_quiet():
+        return usage_errors_exit_2("explore", _explore)(args)
 
 
 def _scope(args: argparse.Namespace) -> Scope:

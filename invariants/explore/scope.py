@@ -22,60 +22,12 @@ from ..configs import CORE
 from ..rules.rm import resync
 from ..shim import AllocView, RMView
 from ..world import World
+from .texts import ADMISSION, CONFIG, LIMITS, RELOADED
 
 RM_ID = "explore-rm"
 TT = si.TerminationType
 NA = si.NodeAction
 
-CONFIG = """\
-partitions:
-  - name: default
-    queues:
-      - name: root
-        submitacl: "*"
-        queues:
-          - name: parent
-            resources:
-              max: {memory: 30}
-            queues:
-              - name: gangs
-                properties:
-                  application.sort.policy: fifo
-              - name: batch
-                properties:
-                  application.sort.policy: fair
-"""
-"""Two leaves under a parent with a max; ``gangs`` is fifo (gangs are allowed there),
-``batch`` is fair (a gang submitted there is rejected, ``001``)."""
-
-ADMISSION = """\
-partitions:
-  - name: default
-    placementrules:
-      - name: provided
-        create: false
-    queues:
-      - name: root
-        submitacl: "*"
-        queues:
-          - name: parent
-            resources:
-              max: {memory: 30}
-            queues:
-              - name: gangs
-                submitacl: "bob"
-                properties:
-                  application.sort.policy: fifo
-              - name: batch
-                maxapplications: 1
-                properties:
-                  application.sort.policy: fair
-"""
-"""The ``admission`` scope's configuration: the ``provided`` placement rule without
-``create``, an ACL on a leaf that root's ``*`` overrides, ``maxapplications: 1``."""
-
-RELOADED = CONFIG.replace("max: {memory: 30}", "max: {memory: 10}")
-"""The configuration a ``reload`` action switches to and back from: a lower parent max."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +61,7 @@ class AppShape:
     asks: tuple[AskShape, ...]
     gang: GangShape | None = None
     user: str = "alice"
+    groups: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -277,7 +230,8 @@ def _submit(a: Action, w: World, rv: RMView) -> Iterator[Step]:
     yield _request("update_application", si.ApplicationRequest(rm_id=RM_ID, new=[
         si.AddApplicationRequest(
             application_id=shape.id, queue_name=shape.queue,
-            partition_name="default", ugi=si.UserGroupInformation(user=shape.user),
+            partition_name="default",
+            ugi=si.UserGroupInformation(user=shape.user, groups=list(shape.groups)),
             **extra)]))
 
 
@@ -468,5 +422,17 @@ SCOPES: dict[str, Scope] = {s.name: s for s in (
                 AppShape("nobody", "root.parent.gangs", (AskShape("k1", 10),), user="")),
           kinds=frozenset({"node", "submit", "ask", "schedule", "release"}),
           depth=5, config=ADMISSION),
+    Scope("limits", "user and group limits: a parent's wildcard and group limit, a leaf's "
+          "named limit over its wildcard, maxapplications 1, a user in two groups",
+          nodes=(("node-1", 60),),
+          apps=(AppShape("app-1", "root.parent.a", (AskShape("k1", 10, repeats=2),)),
+                AppShape("app-2", "root.parent.a", (AskShape("k1", 10),)),
+                AppShape("app-3", "root.parent.b", (AskShape("k1", 10, repeats=3),),
+                         user="carol"),
+                AppShape("app-4", "root.parent.a", (), user="e.f", groups=("devs", "admins")),
+                AppShape("app-5", "root.parent.b", (AskShape("k1", 10, repeats=2),),
+                         user="e.f", groups=("devs", "admins"))),
+          kinds=frozenset({"node", "submit", "ask", "schedule", "release", "confirm"}),
+          depth=6, config=LIMITS),
 )}
 """The named scopes (``yunikorn-fsm explore --scope NAME``)."""

@@ -23,13 +23,21 @@ def reregister(g: Gen) -> Iterator[Step]:
 
 @rule(1, undo=True)
 def rm_restart(g: Gen) -> Iterator[Step]:
-    """The RM restarts (maybe after losing its connection) and resyncs what it runs."""
+    """The RM restarts (maybe after losing its connection, maybe with lowered quotas) and
+    resyncs what it runs."""
     rv = g.rv
     if rv is None or rv.stopped:
         return
     if g.rng.random() < 0.5:
         yield Step("connection_lost", rm_id=g.rm_id)
-    yield from resync(g.world, g.rm_id, next(register(g)))
+    before = g.factor
+    if g.rng.random() < 0.3:
+        # It comes back with tighter quotas: what it runs is recovered over them.
+        g.factor = g.rng.choice((0.25, 0.5))
+    registration = next(register(g))
+    yield from resync(g.world, g.rm_id, registration)
+    if not _took(g, registration):
+        g.factor = before
 
 
 def resync(world: World, rm_id: str, registration: Step) -> Iterator[Step]:

@@ -27,7 +27,13 @@ from __future__ import annotations
 
 from ..si import DEFAULT_PARTITION
 from .acl import ACL, parse_acl
-from .loader import load_config_file, parse_config
+from .loader import (
+    MAX_ALIAS_NODES,
+    MAX_CONFIG_CHARS,
+    MAX_CONFIG_DEPTH,
+    load_config_file,
+    parse_config,
+)
 from .models import (
     APPLICATION_SORT_POLICIES,
     APPLICATION_SORT_POLICY,
@@ -56,6 +62,9 @@ __all__ = [
     "APPLICATION_SORT_POLICY",
     "DEFAULT_CONFIG_YAML",
     "DEFAULT_PARTITION",
+    "MAX_ALIAS_NODES",
+    "MAX_CONFIG_CHARS",
+    "MAX_CONFIG_DEPTH",
     "NODE_SORT_POLICIES",
     "QUEUE_NAME_RE",
     "ROOT_QUEUE",

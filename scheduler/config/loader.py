@@ -1,15 +1,24 @@
 """Loading ``queues.yaml``: strict YAML reading, then the schema and the semantic checks.
 
 YAML is read the way YuniKorn's strict decoder reads it (duplicate keys are
-errors, scalars keep their text); YAML and pydantic errors become a
-:class:`~scheduler.errors.ConfigError` whose ``path`` locates the value.
+errors, scalars keep their text, only ``true``/``false`` are booleans); YAML
+and pydantic errors become a :class:`~scheduler.errors.ConfigError` whose
+``path`` locates the value.
+
+A configuration comes from a shim, maybe from a user: reading it is bounded
+so that no text can hold the caller for long. The text may be at most
+:data:`MAX_CONFIG_CHARS` long, nest at most :data:`MAX_CONFIG_DEPTH` levels,
+and its aliases may repeat at most :data:`MAX_ALIAS_NODES` nodes in all (an
+"alias bomb" of a few hundred bytes would otherwise expand to billions).
+The checks run while the YAML is composed, before anything is expanded.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import yaml
 from pydantic import ValidationError
@@ -18,8 +27,19 @@ from scheduler.errors import ConfigError
 
 from .models import SchedulerConfig
 from .paths import key_path
-from .scalars import _YamlFloat, _YamlInt
+from .scalars import YAML12_BOOL_WORDS, _YamlFloat, _YamlInt
 from .validate import validate
+
+MAX_CONFIG_CHARS: Final = 4 * 1024 * 1024
+"""Characters a configuration may have: 4 Mi, four times the 1 MiB a Kubernetes
+ConfigMap (where YuniKorn's shim reads ``queues.yaml``) can hold."""
+MAX_CONFIG_DEPTH: Final = 100
+"""Nesting levels of collections: about 48 levels of queues. The composer recurses
+per level, so this also keeps a deep text from exhausting Python's stack."""
+MAX_ALIAS_NODES: Final = 100_000
+"""Nodes that aliases may add to the document, counted as expanded (an alias of an
+anchor that itself holds aliases counts everything it stands for). Anchors for a
+resource block reused by a few thousand queues stay well within it."""
 
 
 class _DuplicateKeyError(yaml.MarkedYAMLError):
@@ -27,7 +47,46 @@ class _DuplicateKeyError(yaml.MarkedYAMLError):
 
 
 class _Loader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that keeps scalar text and rejects duplicate keys."""
+    """``yaml.SafeLoader`` that keeps scalar text, rejects duplicate keys and bounds
+    nesting and alias expansion while it composes."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._expanded: dict[yaml.Node, int] = {}   # a node's size with aliases expanded
+        self._repeated = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        alias = self.check_event(yaml.AliasEvent)
+        line = self.current_event.start_mark.line + 1   # the event check_event peeked at
+        if self._depth >= MAX_CONFIG_DEPTH:
+            raise ConfigError(f"the YAML nests deeper than {MAX_CONFIG_DEPTH} levels "
+                              f"(line {line})")
+        self._depth += 1
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+        if node is None:
+            return None
+        if alias:
+            size = self._expanded.get(node)
+            if size is None:        # the anchor is still open: the alias is inside it
+                raise ConfigError(f"a YAML alias refers to a collection that contains it "
+                                  f"(line {line})")
+            self._repeated += size
+            if self._repeated > MAX_ALIAS_NODES:
+                raise ConfigError(
+                    f"YAML aliases expand to more than {MAX_ALIAS_NODES:,} repeated nodes "
+                    f"(line {line}; an alias bomb?): write the repeated parts out")
+            return node
+        size = 1
+        if isinstance(node, yaml.SequenceNode):
+            size += sum(self._expanded[child] for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            size += sum(self._expanded[k] + self._expanded[v] for k, v in node.value)
+        self._expanded[node] = size
+        return node
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[object] = set()
@@ -67,6 +126,14 @@ def _construct_timestamp_as_text(loader: _Loader, node: yaml.ScalarNode) -> str:
     return str(loader.construct_scalar(node))
 
 
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+# YAML 1.2 booleans only (YuniKorn's decoder): ``no``, ``on``, ``off`` stay text.
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _BOOL_TAG]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(
+    _BOOL_TAG, re.compile("^(?:" + "|".join(YAML12_BOOL_WORDS) + ")$"), list("tTfF"))
 _Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 _Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp_as_text)
@@ -80,8 +147,11 @@ def parse_config(text: str) -> SchedulerConfig:
     ``parent`` set, an empty or "default" partition name becomes ``default``
     and an empty node sort policy type becomes ``fair``.
     """
+    if len(text) > MAX_CONFIG_CHARS:
+        raise ConfigError(f"the configuration has {len(text):,} characters; at most "
+                          f"{MAX_CONFIG_CHARS:,} are read")
     try:
-        data = yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
+        data = _load(text)
     except yaml.MarkedYAMLError as exc:
         raise ConfigError(_yaml_reason(exc)) from None
     except yaml.YAMLError as exc:
@@ -101,11 +171,21 @@ def parse_config(text: str) -> SchedulerConfig:
     return config
 
 
+def _load(text: str) -> Any:
+    """``yaml.safe_load`` semantics, through the bounded loader."""
+    loader = _Loader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 def load_config_file(path: str | os.PathLike[str]) -> SchedulerConfig:
-    """Read a ``queues.yaml`` file (UTF-8) and :func:`parse_config` it."""
+    """Read a ``queues.yaml`` file (UTF-8) and :func:`parse_config` it (a file too large
+    is not read whole: the first character past the limit is enough to refuse it)."""
     try:
         with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+            text = handle.read(MAX_CONFIG_CHARS + 1)
     except OSError as exc:
         raise ConfigError(f"cannot read config file {os.fspath(path)!r}: {exc.strerror}") from None
     except UnicodeDecodeError as exc:

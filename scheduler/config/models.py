@@ -11,11 +11,11 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from .acl import ACL, parse_acl
 from .quantities import ResourceMap
-from .scalars import YamlStr, scalar_text
+from .scalars import YamlBool, YamlStr, scalar_text
 
 ROOT_QUEUE: Final = "root"
 APPLICATION_SORT_POLICY: Final = "application.sort.policy"
@@ -26,14 +26,16 @@ DEFAULT_CONFIG_YAML: Final = """\
 partitions:
   - name: default
     placementrules:
-      - name: provided
+      - name: tag
+        value: namespace
         create: true
     queues:
       - name: root
         submitacl: "*"
 """
-"""YuniKorn's default configuration: one partition, an open root queue, and
-the ``provided`` placement rule that may create the queue it names."""
+"""YuniKorn's default configuration (``configs.DefaultSchedulerConfig``): one
+partition, an open root queue, and the ``tag`` placement rule that puts an
+application in ``root.<its namespace tag>``, creating that queue."""
 
 
 QUEUE_NAME_RE: Final = re.compile(r"[a-zA-Z0-9_:#/@-]{1,64}")
@@ -72,12 +74,15 @@ class ResourcesConfig(_ConfigModel):
 
 
 def sort_policy(properties: Mapping[str, str]) -> str:
-    """The application sort policy ``properties`` select: lower case, ``fifo`` when not set.
+    """The application sort policy ``properties`` select; ``fifo`` when unset or unknown.
 
-    Public so that the partition, which applies a child template's properties
-    over its parent's before choosing, reads the policy the same way.
+    YuniKorn matches the value exactly (``Fair`` is unknown) and falls back to
+    fifo; the validator warns about an unknown value. Public so that the
+    partition, which applies a child template's properties over its parent's
+    before choosing, reads the policy the same way.
     """
-    return properties.get(APPLICATION_SORT_POLICY, "").lower() or "fifo"
+    value = properties.get(APPLICATION_SORT_POLICY, "")
+    return value if value in APPLICATION_SORT_POLICIES else "fifo"
 
 
 class ChildTemplateConfig(_ConfigModel):
@@ -89,7 +94,7 @@ class ChildTemplateConfig(_ConfigModel):
 
     @property
     def sort_policy(self) -> str:
-        """``application.sort.policy`` in lower case; ``fifo`` when not set."""
+        """``application.sort.policy``; ``fifo`` when not set or unknown."""
         return sort_policy(self.properties)
 
 
@@ -107,7 +112,7 @@ class QueueConfig(_ConfigModel):
     """One configured queue and, recursively, its children."""
 
     name: YamlStr
-    parent: StrictBool = False
+    parent: YamlBool = False
     resources: ResourcesConfig = Field(default_factory=ResourcesConfig)
     maxapplications: MaxApplications = 0
     properties: dict[YamlStr, YamlStr] = Field(default_factory=dict)
@@ -124,7 +129,7 @@ class QueueConfig(_ConfigModel):
 
     @property
     def sort_policy(self) -> str:
-        """``application.sort.policy`` in lower case; ``fifo`` when not set."""
+        """``application.sort.policy``; ``fifo`` when not set or unknown."""
         return sort_policy(self.properties)
 
     @property
@@ -150,7 +155,7 @@ class PlacementRuleConfig(_ConfigModel):
     """A placement rule; ``parent`` is the rule that generates the parent queue."""
 
     name: YamlStr
-    create: StrictBool = False
+    create: YamlBool = False
     filter: FilterConfig = Field(default_factory=FilterConfig)
     parent: PlacementRuleConfig | None = None
     value: YamlStr = ""
@@ -168,8 +173,8 @@ class NodeSortingPolicyConfig(_ConfigModel):
 class PartitionPreemptionConfig(_ConfigModel):
     """Partition preemption switches (``enabled`` defaults to true, per YuniKorn's docs)."""
 
-    enabled: StrictBool = True
-    quotapreemptionenabled: StrictBool | None = None
+    enabled: YamlBool = True
+    quotapreemptionenabled: YamlBool | None = None
     """Accepted because newer YuniKorn releases know it; unset when absent."""
 
 
@@ -203,6 +208,18 @@ class SchedulerConfig(_ConfigModel):
 
     partitions: list[PartitionConfig] = Field(default_factory=list)
     checksum: YamlStr = ""
+    _warnings: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the validator accepted but YuniKorn would log (``path: reason``), in order."""
+        return self._warnings
+
+    def __eq__(self, other: object) -> bool:
+        # The same settings are the same configuration, whatever validation noted on the way.
+        if not isinstance(other, SchedulerConfig):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
 
     def partition(self, name: str) -> PartitionConfig | None:
         """The partition called ``name`` (case-insensitive, as YuniKorn compares them)."""

@@ -41,9 +41,12 @@ from .placementrules import check_placement_rules
 
 
 def validate(config: SchedulerConfig) -> None:
-    """Run every semantic check, normalising the config in place on the way."""
-    if not config.partitions:
-        raise ConfigError("at least one partition must be defined", "partitions")
+    """Run every semantic check, normalising the config in place on the way.
+
+    What YuniKorn accepts with a log line (an unknown sort policy) is added to
+    ``config.warnings`` instead of refused. A configuration without partitions
+    (an empty file) is valid, as in YuniKorn; the core then loads its default.
+    """
     seen: set[str] = set()
     for index, partition in enumerate(config.partitions):
         path = f"partitions[{index}]"
@@ -51,7 +54,7 @@ def validate(config: SchedulerConfig) -> None:
         if partition.name.lower() in seen:
             raise ConfigError(f"duplicate partition name {partition.name!r}", f"{path}.name")
         seen.add(partition.name.lower())
-        _PartitionChecker(partition, path).run()
+        _PartitionChecker(partition, path, config.warnings).run()
 
 
 def _normalise_partition_name(partition: PartitionConfig) -> None:
@@ -78,24 +81,32 @@ def _min_permissive(left: Mapping[str, int], right: Mapping[str, int] | None) ->
 class _PartitionChecker:
     """The checks of one partition; ``paths`` maps each queue to its place in the document."""
 
-    def __init__(self, partition: PartitionConfig, path: str) -> None:
+    def __init__(self, partition: PartitionConfig, path: str, warnings: list[str]) -> None:
         self.partition = partition
         self.path = path
         self.paths: dict[int, str] = {}
+        self.warnings = warnings
+        self.root_limits = ""
 
     def run(self) -> None:
         self.check_structure()
         root = self.partition.root
+        self.check_limits_structure()
         self.check_queues(root)
         self.check_resources(root, None)
         check_placement_rules(self.partition, self.path)
-        self.check_limit_list(self.partition.limits, f"{self.path}.limits", root)
         self.check_node_sort_policy()
         self.check_max_applications(root)
         self.check_limit_hierarchy(root, {}, {}, {}, {})
 
     def qpath(self, queue: QueueConfig) -> str:
         return self.paths[id(queue)]
+
+    def limits_path(self, queue: QueueConfig) -> str:
+        """Where a queue's ``limits`` are written (root's may be the partition's)."""
+        if queue is self.partition.root and self.root_limits:
+            return self.root_limits
+        return f"{self.qpath(queue)}.limits"
 
     # -- structure ---------------------------------------------------------
 
@@ -135,6 +146,21 @@ class _PartitionChecker:
             self.paths[id(child)] = child_path
             self._assign_paths(child, f"{child_path}.queues")
 
+    def check_limits_structure(self) -> None:
+        """YuniKorn: partition ``limits`` are root's; given in both places they must be equal.
+
+        Root without limits of its own takes the partition's, so they are
+        checked as root's are: each entry, and against every child's limits.
+        """
+        part, root = self.partition, self.partition.root
+        if part.limits and root.limits and part.limits != root.limits:
+            raise ConfigError(
+                "the partition's limits differ from the root queue's: they are the same "
+                "limits, so give them once (or twice, equal)", f"{self.path}.limits")
+        if part.limits and not root.limits:
+            root.limits = [limit.model_copy(deep=True) for limit in part.limits]
+            self.root_limits = f"{self.path}.limits"
+
     # -- names, ACLs, properties, per-queue limits ---------------------------
 
     def check_queues(self, queue: QueueConfig) -> None:
@@ -150,7 +176,7 @@ class _PartitionChecker:
             self.check_sort_policy(
                 queue.childtemplate.properties, f"{path}.childtemplate.properties"
             )
-        self.check_limit_list(queue.limits, f"{path}.limits", queue)
+        self.check_limit_list(queue.limits, self.limits_path(queue), queue)
         siblings: set[str] = set()
         for child in queue.queues:
             child_path = self.qpath(child)
@@ -180,16 +206,15 @@ class _PartitionChecker:
                 path,
             )
 
-    @staticmethod
-    def check_sort_policy(properties: Mapping[str, str], path: str) -> None:
-        """``application.sort.policy`` is fifo, fair or stateaware in any case (empty is fifo)."""
+    def check_sort_policy(self, properties: Mapping[str, str], path: str) -> None:
+        """YuniKorn: an ``application.sort.policy`` other than exactly fifo, fair or
+        stateaware (empty is fifo) is logged and the queue sorts fifo: a warning here."""
         value = properties.get(APPLICATION_SORT_POLICY, "")
-        if value.lower() not in ("", *APPLICATION_SORT_POLICIES):
-            raise ConfigError(
-                f"unknown application sort policy {value!r} "
-                f"(known: {', '.join(APPLICATION_SORT_POLICIES)})",
-                key_path(path, APPLICATION_SORT_POLICY),
-            )
+        if value not in ("", *APPLICATION_SORT_POLICIES):
+            self.warnings.append(
+                f"{key_path(path, APPLICATION_SORT_POLICY)}: unknown application sort policy "
+                f"{value!r}, using fifo (known, matched with case: "
+                f"{', '.join(APPLICATION_SORT_POLICIES)})")
 
     # -- resources -----------------------------------------------------------
 
@@ -269,7 +294,7 @@ class _PartitionChecker:
     # -- limits --------------------------------------------------------------
 
     def check_limit_list(self, limits: list[LimitConfig], path: str, queue: QueueConfig) -> None:
-        """User/group limits of one queue (or of the partition, checked against root).
+        """User/group limits of one queue (root's may be written on the partition).
 
         YuniKorn: names must be valid or ``*``; a name may appear once per list;
         no named entry after a wildcard; a group wildcard needs a named group
@@ -341,11 +366,11 @@ class _PartitionChecker:
         YuniKorn: resources compare per type where both set one; an ancestor's
         non-zero maxapplications requires a non-zero, not larger, value below.
         """
-        path = self.qpath(queue)
+        path = self.limits_path(queue)
         own_user_res, own_group_res = dict(user_res), dict(group_res)
         own_user_apps, own_group_apps = dict(user_apps), dict(group_apps)
         for index, limit in enumerate(queue.limits):
-            lpath = f"{path}.limits[{index}]"
+            lpath = f"{path}[{index}]"
             for names, kind, res_map, apps_map, parent_res, parent_apps in (
                 (limit.users, "user", own_user_res, own_user_apps, user_res, user_apps),
                 (limit.groups, "group", own_group_res, own_group_apps, group_res, group_apps),

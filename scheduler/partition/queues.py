@@ -4,7 +4,9 @@
 Remove partition" the reload: queues no longer configured drain (no new
 applications) and go once empty; a queue configured again while draining is
 active again. Queues a placement rule creates are unmanaged: configuration
-updates leave them alone and they go once empty.
+updates leave them alone and they go once empty. Queues are kept under their
+lower-case name (YuniKorn: names are case-insensitive), whatever case the
+configuration writes them in.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from .. import priority, si, ugm
 from ..config import PartitionConfig, QueueConfig, parse_acl, sort_policy
 from ..errors import ConfigError
 from ..objects import Queue
+from ..placement import fold
 from . import ledger
 from .state import PartitionState
 
@@ -52,7 +55,8 @@ def check_update(p: PartitionState, config: PartitionConfig) -> None:
     applications would sit in a parent queue, which is never scheduled.
     """
     def walk(cfg: QueueConfig, prefix: str) -> None:
-        path = f"{prefix}.{cfg.name}" if prefix else cfg.name
+        name = fold(cfg.name)
+        path = f"{prefix}.{name}" if prefix else name
         queue = p.queues.get(path)
         if queue is not None and queue.is_leaf and queue.apps and (cfg.queues or cfg.parent):
             raise ConfigError(
@@ -67,14 +71,15 @@ def check_update(p: PartitionState, config: PartitionConfig) -> None:
 def _apply_queue(
     p: PartitionState, cfg: QueueConfig, parent: Queue | None, seen: set[str]
 ) -> None:
-    path = cfg.name if parent is None else f"{parent.path}.{cfg.name}"
+    name = fold(cfg.name)
+    path = name if parent is None else f"{parent.path}.{name}"
     is_leaf = not cfg.queues and not cfg.parent
     queue = p.queues.get(path)
     if queue is None:
-        queue = Queue(cfg.name, parent, is_leaf)
+        queue = Queue(name, parent, is_leaf)
         p.queues[path] = queue
         if parent is not None:
-            parent.children[cfg.name] = queue
+            parent.children[name] = queue
     elif queue.state == "Draining":
         p.core.fire(queue, "start", p.rm_id)
     queue.managed = True

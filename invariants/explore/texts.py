@@ -1,0 +1,82 @@
+"""The queue configurations the named scopes run on (``scope.py``)."""
+
+from __future__ import annotations
+
+CONFIG = """\
+partitions:
+  - name: default
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: parent
+            resources:
+              max: {memory: 30}
+            queues:
+              - name: gangs
+                properties:
+                  application.sort.policy: fifo
+              - name: batch
+                properties:
+                  application.sort.policy: fair
+"""
+"""Two leaves under a parent with a max; ``gangs`` is fifo (gangs are allowed there),
+``batch`` is fair (a gang submitted there is rejected, ``001``)."""
+
+ADMISSION = """\
+partitions:
+  - name: default
+    placementrules:
+      - name: provided
+        create: false
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: parent
+            resources:
+              max: {memory: 30}
+            queues:
+              - name: gangs
+                submitacl: "bob"
+                properties:
+                  application.sort.policy: fifo
+              - name: batch
+                maxapplications: 1
+                properties:
+                  application.sort.policy: fair
+"""
+"""The ``admission`` scope's configuration: the ``provided`` placement rule without
+``create``, an ACL on a leaf that root's ``*`` overrides, ``maxapplications: 1``."""
+
+RELOADED = CONFIG.replace("max: {memory: 30}", "max: {memory: 10}")
+"""The configuration a ``reload`` action switches to and back from: a lower parent max."""
+
+LIMITS = """\
+partitions:
+  - name: default
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: parent
+            limits:
+              - users: ["*"]
+                maxresources: {memory: 20}
+              - groups: [devs]
+                maxresources: {memory: 10}
+            queues:
+              - name: a
+                limits:
+                  - users: [alice]
+                    maxresources: {memory: 20}
+                    maxapplications: 1
+                  - users: ["*"]
+                    maxresources: {memory: 10}
+                  - groups: [admins]
+                    maxresources: {memory: 20}
+              - name: b
+"""
+"""The ``limits`` scope's configuration: a wildcard user limit and a group limit on a
+parent; on leaf ``a`` a named user limit over a tighter wildcard, and another group
+(so a user in both groups is tracked for ``admins`` in ``a``, ``devs`` in ``b``)."""
