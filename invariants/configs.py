@@ -170,6 +170,8 @@ def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
     if policy:
         q["properties"] = {"application.sort.policy": policy}
     if rng.random() < 0.3:
+        q.setdefault("properties", {}).update(_priority(rng))
+    if rng.random() < 0.3:
         q["submitacl"] = rng.choice(ACLS)
     if rng.random() < 0.15:
         q["adminacl"] = rng.choice(ACLS)
@@ -189,6 +191,20 @@ def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
                 template["maxapplications"] = apps
             q["childtemplate"] = template
     return q
+
+
+def _priority(rng: random.Random) -> dict[str, str]:
+    """Priority properties (behaviour section 3.1): an offset (sometimes at the int32
+    bounds, or malformed: 0), a fence, priority sorting off; values in any case."""
+    props: dict[str, str] = {}
+    if rng.random() < 0.7:
+        props["priority.offset"] = rng.choice(
+            ("5", "-5", "20", "100", "2147483647", "-2147483648", "x"))
+    if rng.random() < 0.35:
+        props["priority.policy"] = rng.choice(("fence", "Fence", "default"))
+    if rng.random() < 0.25:
+        props["application.sort.priority"] = rng.choice(("disabled", "Disabled", "enabled"))
+    return props
 
 
 LIMIT_NAMES = (["alice"], ["dave", "e.f"], ["*"], ["bob", "*"], ["alice", "dave"])

@@ -80,6 +80,9 @@ class QueueModel:
     """User limits by name (``*`` included), the first entry naming a user winning."""
     groups: Mapping[str, LimitModel] = field(default_factory=dict)
     """Group limits by name, in configuration order."""
+    own: Mapping[str, str] = field(default_factory=dict)
+    """The queue's own properties (``priority.offset`` and ``priority.policy`` are not
+    inherited)."""
 
     @property
     def sort_policy(self) -> str:
@@ -161,7 +164,7 @@ def _partition(p: PartitionConfig) -> PartitionModel:
             guaranteed=dict(cfg.resources.guaranteed) or None,
             max_applications=cfg.maxapplications, properties=props,
             submitacl=cfg.submitacl, adminacl=cfg.adminacl, template=template,
-            **_limits(cfg))
+            own=dict(cfg.properties), **_limits(cfg))
         queues[path] = model
         for child in cfg.queues:
             walk(child, model)

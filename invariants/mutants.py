@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import FunctionType, ModuleType
 from typing import Any
 
-from scheduler import placement, ugm
+from scheduler import placement, priority, ugm
 from scheduler.partition import (
     allocate,
     apps,
@@ -194,6 +194,15 @@ MUTANTS: tuple[Mutant, ...] = (
     M("limits.group_resolved_from_root", "limits",
       "YuniKorn ugm: the tracked group is resolved from the leaf towards root",
       ugm, "resolve_group", "    for queue in path:", "    for queue in reversed(path):"),
+    M("priority.stale_after_allocation", "priority",
+      "YuniKorn updateAskMaxPriority: an application's priority follows every allocation",
+      ledger, "consume_repeat",
+      "        del app.pending_asks[ask.sort_key]\n        priority.refresh_app(app)\n",
+      "        del app.pending_asks[ask.sort_key]\n"),
+    M("priority.offset_ignored", "priority",
+      "YuniKorn priorityValueByPolicy: a queue shows its priority plus its priority.offset",
+      priority, "by_policy", "return max(MIN_PRIORITY, min(MAX_PRIORITY, raw + offset))",
+      "return raw"),
 )
 
 

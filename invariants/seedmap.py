@@ -260,4 +260,16 @@ MAP: tuple[Entry, ...] = (
       ("protocol.core_releases",),
       "Releases are checked; a rejection of an ask for a limit is not told apart from "
       "other rejections with a reason (protocol.expected_rejection accepts any reason)."),
+    # -- YuniKorn's priority scheduling (not in the seeds; docs/design-notes.md) ----------
+    E(Y, "Priority scheduling", "An application's priority is the highest priority of its "
+      "asks with pending repeats; a queue's is its applications' or children's highest plus "
+      "its priority.offset (clamped to int32), or its offset alone under priority.policy "
+      "fence, and the lowest int32 with nothing pending.", ("priority.cached",)),
+    E(Y, "Priority scheduling", "With application.sort.priority enabled (the default), "
+      "applications of a leaf and queues under a parent go by priority first.",
+      ("priority.order",),
+      "Judged against the state rebuilt from after the cycle; where that is uncertain "
+      "(reservations made or dropped in the cycle, applications that started in it, "
+      "stateaware's choice) the core's choice is taken as right. With priority sorting "
+      "disabled only the policy's order is checked (scheduling.maximal)."),
 )

@@ -20,6 +20,7 @@ from scheduler.errors import ConfigError, UnknownResourceManager
 from scheduler.trace import REQUEST_CALLS, RM_CALLS, Step
 from statemachines import TransitionRecord
 
+from . import view
 from .coverage import Coverage, StepRecord
 from .monitor import ModelShim, Predicate
 from .protocol import NO_EXCEPTION
@@ -54,6 +55,7 @@ class World:
         self.checked = 0
         self._transitions: list[TransitionRecord] = []
         self._reserved: dict[tuple[str, str], str] = {}
+        self._reserved_before: dict[tuple[str, str], dict[tuple[str, str], str]] = {}
         # Shrinking replays a run without some of its steps: the core's uuids shift,
         # so requests naming the original uuids are translated by symbolic name.
         self._original = dict(translate) if translate is not None else None
@@ -71,6 +73,7 @@ class World:
         if self._original is not None:
             step = self._translate(step)
         self.shim.begin(step)
+        self._reserved_before = self._reservations() if step.call == "schedule" else {}
         error: BaseException | None = None
         crash: Violation | None = None
         try:
@@ -121,11 +124,17 @@ class World:
         state already checked when it was first reached another way.
         """
         self.checked += 1
+        # The allocations of the last schedule() call, in decision order (uuids are unique
+        # across the scheduler): ``priority.order``.
+        made = [a.uuid for kind, msg in self.shim.observed if kind == "update_allocation"
+                for a in msg.new] if after_schedule else []
         view = {uuid: (a.app, a.node) for rv in self.shim.rms.values() if not rv.stopped
                 for uuid, a in rv.allocs.items()}
         ctx = CheckContext(self.api, recorder=self.recorder, shim_view=view,
                            extra={"after_schedule": after_schedule, "predicate": self.predicate,
                                   "configs": {rm: rv.config for rm, rv in self.shim.rms.items()},
+                                  "allocated": made,
+                                  "reserved_before": self._reserved_before,
                                   "groups": {(rm, app_id): a.group
                                              for rm, rv in self.shim.rms.items()
                                              for app_id, a in rv.apps.items()}})
@@ -143,6 +152,12 @@ class World:
             out.extend(inv.run(ctx))
             timings[inv.name] = timings.get(inv.name, 0.0) + time.perf_counter() - started
         return out
+
+    def _reservations(self) -> dict[tuple[str, str], dict[tuple[str, str], str]]:
+        """Per (RM, partition): which node each reserved ask holds (``priority.order``)."""
+        with self.api.lock:
+            return {(p.rm_id, p.name): {k: n.id for k, n in p.reservations.items()}
+                    for p in view.partitions(self.api)}
 
     # ------------------------------------------------------------------ coverage
     def _observe(self, step: Step, error: BaseException | None) -> None:

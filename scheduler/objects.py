@@ -23,6 +23,10 @@ from .config import ACL, ChildTemplateConfig
 from .resources import Resource
 from .ugm import QueueLimits
 
+MIN_PRIORITY = -(2**31)
+"""The lowest int32: the priority of an application or queue with nothing pending."""
+MAX_PRIORITY = 2**31 - 1
+
 
 class Ask:
     """An allocation ask of an application (``002`` AllocationAsk, gang fields from ``001``)."""
@@ -203,6 +207,7 @@ class Application:
         "placeholder_ask",
         "placeholder_timer_started",
         "placeholder_token",
+        "priority",
         "queue",
         "queue_path",
         "state",
@@ -263,6 +268,8 @@ class Application:
         # the (kind, name) keys its usage is tracked under: its user, and that group.
         self.tracked_group = ""
         self.limited_by: tuple[tuple[str, str], ...] = (("user", user),)
+        # The highest priority among the pending asks (``scheduler.priority``).
+        self.priority = MIN_PRIORITY
 
     @property
     def event_id(self) -> str:
@@ -365,6 +372,11 @@ class Queue:
         "parent",
         "path",
         "pending",
+        "priority",
+        "priority_counts",
+        "priority_fence",
+        "priority_offset",
+        "priority_sort",
         "properties",
         "running_apps",
         "sort_policy",
@@ -394,6 +406,13 @@ class Queue:
         self.limits: QueueLimits | None = None
         self.properties: dict[str, str] = {}
         self.sort_policy = "fifo"
+        # Priority (``scheduler.priority``): what the queue shows its parent, the values its
+        # applications (leaf) or children (parent) contribute, counted, and its settings.
+        self.priority = MIN_PRIORITY
+        self.priority_counts: dict[int, int] = {}
+        self.priority_offset = 0
+        self.priority_fence = False
+        self.priority_sort = True
         self.submitacl: ACL | None = None
         self.adminacl: ACL | None = None
         # Why the queue may sit above its max: recovery or a lowered max.

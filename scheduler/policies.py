@@ -12,6 +12,10 @@ seed stops, the policies follow Apache YuniKorn:
   usage shares against the queue's guaranteed (or the partition's capacity),
   then submission; ``stateaware`` in fifo order, but at most one application
   that has not started running is scheduled at a time;
+- priority (``application.sort.priority``, on by default): applications of a
+  leaf and children of a parent go by priority first (highest first), then by
+  the above; turned off, priority only breaks the policy's ties
+  (``scheduler.priority`` keeps the values);
 - nodes (``nodesortpolicy``): ``fair`` least used first, ``binpacking`` most
   used first, usage being the weighted mean share of ``capacity`` in use
   (``resourceweights``, default memory 1.0 and vcore 1.0), then node id.
@@ -103,10 +107,15 @@ def queue_key(queue: Queue) -> tuple[list[float], str]:
 
 
 def ordered_children(queue: Queue) -> list[Queue]:
-    """The children that have pending resources, in fair order."""
+    """The children that have pending resources, in fair order (priority first when the
+    parent sorts by priority, else priority breaks ties of usage)."""
     kids = [q for q in queue.children.values() if q.pending]
     if len(kids) > 1:
-        kids.sort(key=queue_key)
+        if queue.priority_sort:
+            kids.sort(key=lambda q: (-q.priority, queue_key(q)))
+        else:
+            kids.sort(key=lambda q: (res.shares(q.allocated, q.guaranteed or {}), -q.priority,
+                                     q.path))
     return kids
 
 
@@ -116,22 +125,29 @@ def ordered_apps(queue: Queue, capacity: ResourceView) -> list[Application]:
     policy = queue.sort_policy
     if len(apps) < 2:
         return _state_aware(apps, queue) if policy == "stateaware" else apps
+    first = queue.priority_sort
     if policy == "fair":
         base = queue.guaranteed or capacity
-        apps.sort(key=lambda a: (res.shares(res.add(a.allocated, a.placeholder_allocated), base),
-                                 a.submit_seq))
+        if first:
+            apps.sort(key=lambda a: (-a.priority, res.shares(
+                res.add(a.allocated, a.placeholder_allocated), base), a.submit_seq))
+        else:
+            apps.sort(key=lambda a: (res.shares(
+                res.add(a.allocated, a.placeholder_allocated), base), -a.priority, a.submit_seq))
         return apps
     apps.sort(key=fifo_key)
     if policy == "stateaware":
-        return _state_aware(apps, queue)
+        # The filter first (which applications may go), then the order among them.
+        apps = _state_aware(apps, queue)
+    if first and len(apps) > 1:
+        apps.sort(key=lambda a: -a.priority)
     return apps
 
 
 def fifo_key(app: Application) -> tuple[float, int, str]:
     """Fifo order (YuniKorn): submitted first; at the same time, the highest priority among
     the pending asks, then the id (YuniKorn leaves that tie to map order)."""
-    top_priority = -app.pending_asks.peekitem(0)[0][0] if app.pending_asks else 0
-    return (app.submit_time, -top_priority, app.id)
+    return (app.submit_time, -app.priority, app.id)
 
 
 def _state_aware(apps: list[Application], queue: Queue) -> list[Application]:

@@ -64,7 +64,9 @@ def test_roots_max_is_reported_not_enforced() -> None:
 ])
 def test_fifo_order_breaks_ties_of_submission_time_by_priority_then_id(
         first: tuple[str, int], second: tuple[str, int], later: float, served: str) -> None:
-    env = Env()
+    # With application.sort.priority disabled: fifo's own order (issue 12 puts priority
+    # first by default, tests/test_scenario_priority.py).
+    env = Env(config("- name: a\n  properties: {application.sort.priority: disabled}\n"))
     env.add_node("node-1", 10)
     env.add_app(first[0])
     env.clock.advance(later)

@@ -135,7 +135,7 @@ def add_ask(g: Gen) -> Iterator[Step]:
     key = g.pick(keys) if keys and g.rng.random() < 0.2 else g.new_id("ask-")
     yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[_ask(
         g, app_id, key, g.rng.choice((5, 10, 30, 50)), g.rng.randint(1, 3),
-        priority=g.rng.choice((0, 0, 5)),
+        priority=g.rng.choice((0, 0, 5, 10, -5)),
         execution_timeout_milli_seconds=g.pick(list(g.scenario.ask_timeouts)))]))
 
 

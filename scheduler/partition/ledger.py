@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from statemachines.application import LIVE, STARTED
 
+from .. import priority, si
 from .. import resources as res
-from .. import si
 from ..objects import Allocation, Application, Ask, Queue
 from . import eligibility
 from .state import PartitionState
@@ -66,6 +66,7 @@ def add_pending(app: Application, ask: Ask) -> None:
     res.add_into(app.pending, delta)
     for q in app.queue.ancestry() if app.queue else ():
         res.add_into(q.pending, delta)
+    priority.refresh_app(app)
 
 
 def remove_pending(app: Application, ask: Ask) -> None:
@@ -76,6 +77,7 @@ def remove_pending(app: Application, ask: Ask) -> None:
     for q in app.queue.ancestry() if app.queue else ():
         res.sub_from(q.pending, delta)
     ask.pending_repeats = 0
+    priority.refresh_app(app)
 
 
 def consume_repeat(p: PartitionState, app: Application, ask: Ask) -> None:
@@ -88,6 +90,7 @@ def consume_repeat(p: PartitionState, app: Application, ask: Ask) -> None:
     ask.allocated_count += 1
     if ask.pending_repeats == 0:
         del app.pending_asks[ask.sort_key]
+        priority.refresh_app(app)
         p.core.fire(ask, "allocate", p.rm_id, app.id)
 
 

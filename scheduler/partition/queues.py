@@ -11,7 +11,7 @@ configuration writes them in.
 
 from __future__ import annotations
 
-from .. import si, ugm
+from .. import priority, si, ugm
 from ..config import PartitionConfig, QueueConfig, parse_acl, sort_policy
 from ..errors import ConfigError
 from ..objects import Queue
@@ -31,6 +31,7 @@ def apply_config(p: PartitionState, config: PartitionConfig, initial: bool = Fal
     seen: set[str] = set()
     p.configured_leaf = {}
     _apply_queue(p, config.queues[0], None, seen)
+    priority.rebuild(p.root)
     if not initial:
         _drain_unconfigured(p, seen)
     p.limited = any(q.limits is not None for q in p.queues.values())
@@ -99,6 +100,7 @@ def _apply_queue(
     inherited = dict(parent.properties) if parent is not None else {}
     queue.properties = {**inherited, **cfg.properties}
     queue.sort_policy = sort_policy(queue.properties)
+    priority.configure(queue, cfg.properties)
     queue.child_template = cfg.childtemplate
     queue.submitacl = parse_acl(cfg.submitacl) if cfg.submitacl is not None else None
     queue.adminacl = parse_acl(cfg.adminacl) if cfg.adminacl is not None else None
@@ -124,6 +126,10 @@ def create(p: PartitionState, paths: tuple[str, ...]) -> None:
             queue.guaranteed = dict(template.resources.guaranteed) or None
             queue.max_applications = template.maxapplications
         queue.sort_policy = sort_policy(queue.properties)
+        # Offset and policy are the queue's own (YuniKorn does not inherit them): a created
+        # leaf takes them from its parent's childtemplate only.
+        priority.configure(queue, template.properties if is_leaf and template is not None
+                           else {})
         parent.children[name] = queue
         p.queues[path] = queue
         p.core.event(p.rm_id, si.EventRecordType.QUEUE, path,
