@@ -5,7 +5,8 @@ run translated by symbolic name, so dropping an unrelated step does not
 orphan a later confirmation); it is kept only when it breaks the same named
 rule. Delta debugging removes steps, then the parts of a step (one ask of
 several, one node), then numbers shrink (repeats, memory, clock jumps) and
-adjacent clock moves merge, until nothing more goes or the deadline passes.
+adjacent clock moves merge, and in a short run every two steps are tried
+together, until nothing more goes or the deadline passes.
 The result is 1-minimal when the deadline allows: removing any single step
 makes the violation disappear.
 """
@@ -72,6 +73,7 @@ def shrink(failure: Failure, seconds: float = 30.0) -> Shrunk:
         steps = _drop_applications(steps, test)
         steps = ddmin(steps, test)
         steps = _simplify(steps, test)
+        steps = _drop_pairs(steps, test)
         changed = (len(steps), _size(steps)) != before
     minimal = not budget.over() and _one_minimal(steps, test)
     return Shrunk(steps, failure.violation.invariant, budget.runs,
@@ -96,6 +98,27 @@ def ddmin(items: list[Step], test: Callable[[Sequence[Step]], bool]) -> list[Ste
                 break
             n = min(len(items), n * 2)
     return items
+
+
+PAIRS_UP_TO = 25
+"""Runs this short also try dropping every two steps at once (a quadratic pass)."""
+
+
+def _drop_pairs(steps: list[Step], test: Callable[[Sequence[Step]], bool]) -> list[Step]:
+    """Drop two steps at once where neither goes alone (an ask and the only cycle that
+    places it, say): one-at-a-time delta debugging stops at such local minima."""
+    if len(steps) > PAIRS_UP_TO:
+        return steps
+    i = 0
+    while i < len(steps):
+        for j in range(i + 1, len(steps)):
+            candidate = steps[:i] + steps[i + 1:j] + steps[j + 1:]
+            if candidate and test(candidate):
+                steps = candidate
+                break
+        else:
+            i += 1
+    return steps
 
 
 def _drop_applications(steps: list[Step],
@@ -200,10 +223,18 @@ def _smaller(step: Step) -> Iterator[Step]:
                 asks = list(req.asks)
                 asks[i] = lighter
                 yield replace(step, request=req.model_copy(update={"asks": asks}))
-    elif step.call == "update_node" and len(req.nodes) > 1:
-        for i in range(len(req.nodes)):
+    elif step.call == "update_node":
+        for i in range(len(req.nodes)) if len(req.nodes) > 1 else ():
             yield replace(step, request=req.model_copy(
                 update={"nodes": req.nodes[:i] + req.nodes[i + 1:]}))
+        for i, info in enumerate(req.nodes):
+            # a smaller node: what other work only filled up may then go
+            size = info.schedulable_resource.as_dict() if info.schedulable_resource else {}
+            if size.get("memory", 0) > 1:
+                nodes = list(req.nodes)
+                nodes[i] = info.model_copy(update={"schedulable_resource": si.resource_from_dict(
+                    {**size, "memory": size["memory"] // 2})})
+                yield replace(step, request=req.model_copy(update={"nodes": nodes}))
     elif step.call == "update_application" and len(req.new) > 1:
         for i in range(len(req.new)):
             yield replace(step, request=req.model_copy(
