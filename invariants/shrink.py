@@ -5,8 +5,10 @@ run translated by symbolic name, so dropping an unrelated step does not
 orphan a later confirmation); it is kept only when it breaks the same named
 rule. Delta debugging removes steps, then the parts of a step (one ask of
 several, one node), then numbers shrink (repeats, memory, clock jumps) and
-adjacent clock moves merge, and in a short run every two steps are tried
-together, until nothing more goes or the deadline passes.
+adjacent clock moves merge, in a short run every two steps are tried together,
+a registration may take a later reload's configuration, and adjacent node or
+application requests merge into one call, until nothing more goes or the
+deadline passes.
 The result is 1-minimal when the deadline allows: removing any single step
 makes the violation disappear.
 """
@@ -74,6 +76,8 @@ def shrink(failure: Failure, seconds: float = 30.0) -> Shrunk:
         steps = ddmin(steps, test)
         steps = _simplify(steps, test)
         steps = _drop_pairs(steps, test)
+        steps = _fold_reloads(steps, test)
+        steps = _merge_requests(steps, test)
         changed = (len(steps), _size(steps)) != before
     minimal = not budget.over() and _one_minimal(steps, test)
     return Shrunk(steps, failure.violation.invariant, budget.runs,
@@ -104,6 +108,62 @@ PAIRS_UP_TO = 25
 """Runs this short also try dropping every two steps at once (a quadratic pass)."""
 
 
+_MERGEABLE = {"update_node": "nodes", "update_application": "new"}
+
+
+def _merge_requests(steps: list[Step], test: Callable[[Sequence[Step]], bool]) -> list[Step]:
+    """Two adjacent node (or application) requests of one RM about different objects as
+    one call: the same messages, one SI call fewer."""
+    i = 0
+    while i + 1 < len(steps):
+        a, b = steps[i], steps[i + 1]
+        field_name = _MERGEABLE.get(a.call)
+        if field_name and b.call == a.call and a.request.rm_id == b.request.rm_id \
+                and not (a.call == "update_application" and (a.request.remove
+                                                             or b.request.remove)) \
+                and not (_ids(getattr(a.request, field_name))
+                         & _ids(getattr(b.request, field_name))):
+            merged = replace(a, request=a.request.model_copy(update={
+                field_name: [*getattr(a.request, field_name), *getattr(b.request, field_name)]}))
+            candidate = [*steps[:i], merged, *steps[i + 2:]]
+            if test(candidate):
+                steps = candidate
+                continue
+        i += 1
+    return steps
+
+
+def _ids(items: Sequence[Any]) -> set[str]:
+    """The nodes or applications a request's items name (one object twice in one
+    request is another request, not a merge)."""
+    return {getattr(x, "node_id", "") or getattr(x, "application_id", "") for x in items}
+
+
+def _fold_reloads(steps: list[Step], test: Callable[[Sequence[Step]], bool]) -> list[Step]:
+    """Register with a later reload's configuration and drop the reloads up to it.
+
+    A run that only needs the last of several configurations keeps the reloads
+    when each is tried alone (a later one may be invalid without the earlier).
+    """
+    first = next((i for i, s in enumerate(steps) if s.call == "register_resource_manager"), None)
+    if first is None:
+        return steps
+    reg = steps[first]
+    for k in range(len(steps) - 1, first, -1):
+        reload = steps[k]
+        if reload.call != "update_configuration" or reload.request.rm_id != reg.request.rm_id:
+            continue
+        registered = replace(reg, request=reg.request.model_copy(
+            update={"config": reload.request.config}))
+        candidate = [*steps[:first], registered, *(
+            s for i, s in enumerate(steps[first + 1:], first + 1)
+            if i > k or not (s.call == "update_configuration"
+                             and s.request.rm_id == reg.request.rm_id))]
+        if test(candidate):
+            return candidate
+    return steps
+
+
 def _drop_pairs(steps: list[Step], test: Callable[[Sequence[Step]], bool]) -> list[Step]:
     """Drop two steps at once where neither goes alone (an ask and the only cycle that
     places it, say): one-at-a-time delta debugging stops at such local minima."""
@@ -131,9 +191,28 @@ def _drop_applications(steps: list[Step],
     """
     for app_id in _applications(steps):
         candidate = [kept for s in steps if (kept := _without(s, app_id)) is not None]
-        if len(candidate) < len(steps) and test(candidate):
+        if len(candidate) >= len(steps):
+            continue
+        if test(candidate):
             steps = candidate
+        elif len(steps) <= PAIRS_UP_TO:
+            steps = _with_one_simpler(candidate, test) or steps
     return steps
+
+
+def _with_one_simpler(candidate: list[Step],
+                      test: Callable[[Sequence[Step]], bool]) -> list[Step] | None:
+    """``candidate`` with one step made simpler, if that fails again (None otherwise).
+
+    What another application did may have been needed only to fill a node or
+    a queue; without it, a smaller node (or ask, or clock move) can do the same.
+    """
+    for i, step in enumerate(candidate):
+        for smaller in _smaller(step):
+            attempt = [*candidate[:i], smaller, *candidate[i + 1:]]
+            if test(attempt):
+                return attempt
+    return None
 
 
 def _applications(steps: Sequence[Step]) -> list[str]:
