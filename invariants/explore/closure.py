@@ -99,11 +99,7 @@ def run(world: World, fingerprint: Callable[[World], int],
             jumped = True
             moves = [Step.advance(JUMP), Step.schedule()]
         else:
-            closure.violations = world.check(after_schedule=True)
-            closure.safety = bool(closure.violations)
-            if not closure.safety:
-                closure.violations = liveness.judge(world)
-            return closure, _remember(memo, met, closure)
+            return closure, _judge(world, closure, memo, met)
         for s in moves:
             if not step(s):
                 return closure, _remember(memo, met, closure)
@@ -112,6 +108,16 @@ def run(world: World, fingerprint: Callable[[World], int],
                                     f"still changing after {ROUNDS} rounds of confirmations, "
                                     "timers and cycles")]
     return closure, _remember(memo, met, closure)
+
+
+def _judge(world: World, closure: Closure, memo: dict[int, tuple[str, ...]] | None,
+           met: list[int]) -> tuple[str, ...]:
+    """At rest: the safety rules once more, then the liveness properties."""
+    closure.violations = world.check(after_schedule=True)
+    closure.safety = bool(closure.violations)
+    if not closure.safety:
+        closure.violations = liveness.judge(world)
+    return _remember(memo, met, closure)
 
 
 def _remember(memo: dict[int, tuple[str, ...]] | None, met: list[int],
