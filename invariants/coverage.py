@@ -177,6 +177,14 @@ def _limit_apps(rec: StepRecord) -> bool:
                for s in rec.states(si.SchedulingState.SKIPPED))
 
 
+@goal("priority.higher_first", "In one cycle an application was served with an ask of a "
+      "higher priority before another application's ask of a lower one.")
+def _priority_first(rec: StepRecord) -> bool:
+    new = [a for a in rec.new() if not a.placeholder]
+    return any(a.priority > b.priority and a.application_id != b.application_id
+               for i, a in enumerate(new) for b in new[i + 1:])
+
+
 @goal("partition.removed_by_reload", "A reload removed a partition: it drained and stopped.")
 def _partition_removed(rec: StepRecord) -> bool:
     return any(not hasattr(o, "path") for o in rec.moved("object", "Draining", "Stopped"))

@@ -267,7 +267,7 @@ MAP: tuple[Entry, ...] = (
       "fence, and the lowest int32 with nothing pending.", ("priority.cached",)),
     E(Y, "Priority scheduling", "With application.sort.priority enabled (the default), "
       "applications of a leaf and queues under a parent go by priority first.",
-      ("priority.order",),
+      ("priority.order", "priority.higher_first"),
       "Judged against the state rebuilt from after the cycle; where that is uncertain "
       "(reservations made or dropped in the cycle, applications that started in it, "
       "stateaware's choice) the core's choice is taken as right. With priority sorting "
