@@ -72,6 +72,7 @@ def new_allocation(m: Monitor, rv: RMView, call: Call, msg: si.Allocation) -> No
         app.placeholder_start = call.now
 
 
+
 def _fits_node(m: Monitor, rv: RMView, msg: si.Allocation, r: dict[str, int],
                subject: str) -> None:
     node = rv.nodes.get(msg.node_id)
@@ -275,6 +276,10 @@ def app_update(m: Monitor, rv: RMView, call: Call, u: si.UpdatedApplication) -> 
     if (prev, new) not in EDGES:
         m.report(P.APP_STATES, subject, f"reported {prev} -> {new}, not an edge of the "
                  "application lifecycle")
+    if (prev, new) == ("Accepted", "Running"):
+        app.ran = True
+    elif new == "Accepted":
+        app.ran = False
     real_now = any(a.application_id == app.id and not a.placeholder for a in call.new)
     recovered = _recovered(call, app.id)
     recovered_real = any(not a.placeholder for a in recovered)

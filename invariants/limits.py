@@ -129,7 +129,7 @@ def groups_agree(m: Monitor, rv: RMView) -> None:
 
 
 def _holds_slot(app: Application) -> bool:
-    return app.state in LIVE and (bool(app.allocations) or app.state in STARTED)
+    return app.state in LIVE and (bool(app.allocations) or (app.state in STARTED and app.ran))
 
 
 def expected(p: PartitionState) -> tuple[dict[tuple[str, str, str], dict[str, int]],

@@ -20,7 +20,7 @@ from .view import Application, PartitionState, Queue, partitions, rms
 
 def _holds_slot(app: Application) -> bool:
     """``maxapplications`` counts a live application once it holds something or has started."""
-    return app.state in LIVE and (bool(app.allocations) or app.state in STARTED)
+    return app.state in LIVE and (bool(app.allocations) or (app.state in STARTED and app.ran))
 
 
 def _may_start(p: PartitionState, app: Application) -> bool:

@@ -43,6 +43,9 @@ class AppView:
     state_since: float = 0.0
     group: str = ""
     """The group whose limits apply, as the checker resolved it at acceptance."""
+    ran: bool = False
+    """It was told Accepted -> Running (a first real allocation took its
+    ``maxapplications`` slot) and not Accepted since: Running or Completing keep the slot."""
 
     @property
     def live(self) -> bool:
@@ -172,9 +175,10 @@ class RMView:
         return [k for k in self.asks.values() if k.app == app_id and k.pending > 0]
 
     def holds_slot(self, app: AppView) -> bool:
-        """``maxapplications``: live and holding an allocation, or started."""
-        return app.live and (bool(self.allocs_of(app.id)) or app.state in ("Running",
-                                                                            "Completing"))
+        """``maxapplications``: live and holding an allocation, or Running or Completing
+        after it ran (``AppView.ran``)."""
+        return app.live and (bool(self.allocs_of(app.id)) or (
+            app.ran and app.state in ("Running", "Completing")))
 
     def live_apps(self) -> list[str]:
         return sorted(a for a, v in self.apps.items() if v.live)

@@ -210,6 +210,7 @@ class Application:
         "priority",
         "queue",
         "queue_path",
+        "ran",
         "state",
         "state_since",
         "submit_seq",
@@ -257,6 +258,9 @@ class Application:
         self.placeholder_allocated: Resource = {}
         self.pending: Resource = {}
         self.counted_running = False
+        # It went Accepted -> Running (its first real allocation, which took a checked
+        # maxapplications slot) and has not been back in Accepted since.
+        self.ran = False
         self.placeholder_timer_started = False
         self.placeholder_token = 0
         self.completing_timed_out = False

@@ -320,3 +320,27 @@ def test_a_reload_that_removes_a_partition_clears_its_limits() -> None:
     env.schedule()
     assert env.partition("second")["state"] == "Draining"
     assert env.partition("second")["applications"][0]["allocated"] == {"memory": 6}
+
+
+def test_an_application_that_never_ran_takes_no_slot_by_going_completing() -> None:
+    """Found by the checker: with ``maxapplications: 1``, an application held back whose ask
+    was withdrawn went Completing and counted as running; a new ask then made it Running
+    and it was placed beside the one application the queue may run."""
+    env = Env(limits_config(queues="          - name: q\n            maxapplications: 1\n"))
+    env.add_node("node-1", 100)
+    env.add_app("app-a", "root.q", user="ann")
+    env.ask("app-a", "a", 10)
+    env.schedule()
+    env.add_app("app-b", "root.q", user="ben")
+    env.ask("app-b", "b1", 10)
+    env.schedule()
+    assert allocated(env, "app-b") == {}
+    env.release_ask("app-b", "b1")
+    assert env.app_state("app-b") == "Completing"
+    env.ask("app-b", "b2", 10)
+    env.schedule()
+    assert env.app_state("app-b") == "Running"
+    assert allocated(env, "app-b") == {}
+    env.remove_app("app-a")
+    env.schedule()
+    assert allocated(env, "app-b") == {"memory": 10}

@@ -62,7 +62,7 @@ FIELDS: dict[str, dict[str, str]] = {
         "partition_name": "v", "pending": "v",
         "pending_asks": "keys", "placeholder_allocated": "v", "placeholder_ask": "v",
         "placeholder_timer_started": "v", "placeholder_token": "skip", "priority": "v",
-        "queue": "skip", "queue_path": "v", "state": "v", "state_since": "clock",
+        "queue": "skip", "queue_path": "v", "ran": "v", "state": "v", "state_since": "clock",
         "submit_seq": "seq", "submit_time": "clock", "tags": "v", "timer_token": "skip",
         "tracked_group": "v", "user": "v",
     },
@@ -278,7 +278,8 @@ class _Canon:
             apps.append([a.id, a.state, a.gang, a.style, a.placeholder_timeout,
                          a.placeholder_fired, None if a.placeholder_start is None
                          else self._age(a.placeholder_start, a.placeholder_timeout),
-                         self._age(a.state_since, since), a.path, a.partition])
+                         self._age(a.state_since, since), a.path, a.partition, a.group,
+                         a.ran])
         asks = [[k.app, k.key, k.allocated, k.max_allocations, _plain(k.resource),
                  k.placeholder, k.task_group, k.timeout_ms] for _, k in sorted(rv.asks.items())]
         nodes = sorted([self.nodes.get(n.id, "?"), n.state, _plain(n.capacity),

@@ -30,6 +30,10 @@ def fire_app(p: PartitionState, app: Application, trigger: str, why: str = "") -
     p.core.fire(app, trigger, p.rm_id, why=why)
     if trigger == "run":
         app.completing_timed_out = False
+    if source == "Accepted" and app.state == "Running":
+        app.ran = True
+    elif app.state == "Accepted":
+        app.ran = False
     app.state_since = p.core.clock.now()
     app.timer_token += 1
     message = transition_sentence(app, "application", trigger, source, app.state, why=why)

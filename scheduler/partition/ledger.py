@@ -98,14 +98,18 @@ def update_running_count(p: PartitionState, app: Application) -> None:
     """Keep ``running_apps`` on the queue path for ``maxapplications``.
 
     An application counts while it is tracked, live, and has started: it
-    holds allocations, or is Running or Completing (a completing
-    application may run again at any time, so it keeps its slot; YuniKorn
-    frees the slot on Completing and can then exceed the limit).
+    holds allocations, or it ran (Accepted -> Running, its first real
+    allocation) and is Running or Completing (a completing application may
+    run again at any time, so it keeps its slot; YuniKorn frees the slot on
+    Completing and can then exceed the limit). A slot is only ever taken by
+    an allocation, which the cycle checks: an application that never ran
+    does not take one by going Completing (its asks withdrawn) or Running (an
+    ask arriving then) - found by the checker.
     """
     counts = (
         p.apps.get(app.id) is app
         and app.state in LIVE
-        and (bool(app.allocations) or app.state in STARTED)
+        and (bool(app.allocations) or (app.state in STARTED and app.ran))
     )
     if counts != app.counted_running and app.queue is not None:
         delta = 1 if counts else -1
