@@ -108,9 +108,19 @@ def _gang_rules(pm: model.PartitionModel, core: Any, anchor: str,
     configured = pm.queues.get(anchor)
     if configured is not None:
         props = dict(configured.properties)
+    elif core.queues.get(anchor) is not None:
+        props = dict(core.queues[anchor].properties)
     else:
-        q = core.queues.get(anchor)
-        props = dict(q.properties) if q is not None else {}
+        # Created by an earlier application of this same request: a leaf below its
+        # parent, with the parent's properties and childtemplate.
+        parent = anchor.rsplit(".", 1)[0]
+        above, held = pm.queues.get(parent), core.queues.get(parent)
+        props = dict(above.properties if above is not None
+                     else held.properties if held is not None else {})
+        if above is not None and above.template is not None:
+            props.update(above.template.properties)
+            if above.template.max:
+                maxes.append(dict(above.template.max))
     template = configured.template if configured is not None else None
     if len(placed.create) == 1 and template is not None:
         props.update(template.properties)
