@@ -10,7 +10,7 @@ from __future__ import annotations
 import statemachines
 from scheduler import si
 
-from . import limits
+from . import limits, model
 from . import protocol as P
 from . import quantities as qty
 from .calls import Call, Monitor
@@ -18,11 +18,6 @@ from .shim import COMPLETING_TIMEOUT, RETENTION, AllocView, AppView, RMView
 
 TT = si.TerminationType
 EDGES = {(t.source, t.dest) for t in statemachines.APPLICATION.transitions}
-
-
-def _path_prefixes(path: str) -> list[str]:
-    parts = path.split(".")
-    return [".".join(parts[:d]) for d in range(len(parts), 0, -1)]
 
 
 # ---------------------------------------------------------------- new allocations
@@ -95,7 +90,7 @@ def _quota(m: Monitor, rv: RMView, call: Call, app: AppView, r: dict[str, int],
     if core is None:
         return
     starting = not rv.holds_slot(app)
-    for path in _path_prefixes(app.path):
+    for path in model.path_prefixes(app.path):
         q = core.queues.get(path)
         if q is None:
             continue

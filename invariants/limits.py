@@ -68,11 +68,6 @@ def limit_for(queue: model.QueueModel, kind: str, name: str) -> model.LimitModel
     return queue.groups.get(name) if name else None
 
 
-def _prefixes(path: str) -> list[str]:
-    parts = path.split(".")
-    return [".".join(parts[:d]) for d in range(len(parts), 0, -1)]
-
-
 def _owner(app: AppView, kind: str) -> str:
     return app.request.ugi.user if kind == USER else app.group
 
@@ -84,7 +79,7 @@ def judge_allocation(m: Monitor, rv: RMView, app: AppView, r: Mapping[str, int],
     if part is None:
         return
     starting = not rv.holds_slot(app)
-    for path in _prefixes(app.path):
+    for path in model.path_prefixes(app.path):
         queue = part.queues.get(path)
         if queue is None:
             continue
@@ -95,8 +90,7 @@ def judge_allocation(m: Monitor, rv: RMView, app: AppView, r: Mapping[str, int],
                 continue
             mine = [a for a in rv.apps_below(app.partition, path) if _owner(a, kind) == name]
             if limit.max_resources:
-                ids = {a.id for a in mine}
-                used = qty.total(x.resource for x in rv.allocs.values() if x.app in ids)
+                used = rv.usage_of({a.id for a in mine})
                 cap = limit.max_resources
                 over = [k for k, v in r.items() if k in cap and used.get(k, 0) + v > cap[k]]
                 if over:
@@ -128,7 +122,9 @@ def groups_agree(m: Monitor, rv: RMView) -> None:
 # ---------------------------------------------------------------- the core's own records
 
 
-def _holds_slot(app: Application) -> bool:
+def holds_slot(app: Application) -> bool:
+    """``maxapplications`` (a queue's, a user's, a group's) counts a live application while
+    it holds something, or after it ran while it is Running or Completing."""
     return app.state in LIVE and (bool(app.allocations) or (app.state in STARTED and app.ran))
 
 
@@ -143,7 +139,7 @@ def expected(p: PartitionState) -> tuple[dict[tuple[str, str, str], dict[str, in
             continue
         who = [(USER, app.user)] + ([(GROUP, app.tracked_group)] if app.tracked_group else [])
         held = qty.total(a.resource for a in app.allocations.values())
-        slot = _holds_slot(app)
+        slot = holds_slot(app)
         for q in app.queue.ancestry():
             for kind, name in who:
                 key = (kind, name, q.path)
@@ -203,8 +199,8 @@ def held_back(part: model.PartitionModel | None, used: Mapping[tuple[str, str, s
     if part is None or app.queue is None:
         return False
     tracked = app.tracked_group if group is None else group
-    starting = not _holds_slot(app)
-    for path in _prefixes(app.queue.path):
+    starting = not holds_slot(app)
+    for path in model.path_prefixes(app.queue.path):
         queue = part.queues.get(path)
         if queue is None:
             continue

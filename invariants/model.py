@@ -111,13 +111,7 @@ class PartitionModel:
 
     def chain(self, path: str) -> list[QueueModel]:
         """The configured queues from ``path`` up to root (missing levels skipped)."""
-        out = []
-        parts = path.split(".")
-        for depth in range(len(parts), 0, -1):
-            q = self.queues.get(".".join(parts[:depth]))
-            if q is not None:
-                out.append(q)
-        return out
+        return [q for p in path_prefixes(path) if (q := self.queues.get(p)) is not None]
 
 
 @dataclass(frozen=True)
@@ -171,6 +165,12 @@ def _partition(p: PartitionConfig) -> PartitionModel:
 
     walk(p.queues[0], None)
     return PartitionModel(p.name, queues, list(p.placementrules))
+
+
+def path_prefixes(path: str) -> list[str]:
+    """``root.a.b`` -> ``root.a.b``, ``root.a``, ``root``: a path and its ancestors, leaf first."""
+    parts = path.split(".")
+    return [".".join(parts[:d]) for d in range(len(parts), 0, -1)]
 
 
 def _limits(cfg: QueueConfig) -> dict[str, dict[str, LimitModel]]:

@@ -189,7 +189,7 @@ MUTANTS: tuple[Mutant, ...] = (
     M("limits.release_not_subtracted", "limits",
       "YuniKorn ugm: every removal subtracts from the user's and group's usage",
       ledger, "unbind",
-      "            p.users.add(eligibility.limited(app), app.queue.chain, r, -1)\n",
+      "            p.users.add(app.limited_by, app.queue.chain, r, -1)\n",
       "            pass\n"),
     M("limits.group_resolved_from_root", "limits",
       "YuniKorn ugm: the tracked group is resolved from the leaf towards root",

@@ -105,27 +105,26 @@ def _gang_rules(pm: model.PartitionModel, core: Any, anchor: str,
         q = core.queues.get(".".join(parts[:depth]))
         if q is not None and q.max:
             maxes.append(dict(q.max))
-    configured = pm.queues.get(anchor)
-    if configured is not None:
-        props = dict(configured.properties)
-    elif core.queues.get(anchor) is not None:
-        props = dict(core.queues[anchor].properties)
+
+    def props_of(path: str) -> dict[str, str]:
+        configured, held = pm.queues.get(path), core.queues.get(path)
+        return dict(configured.properties if configured is not None
+                    else held.properties if held is not None else {})
+
+    # A leaf created now below the anchor, or created below its parent by an earlier
+    # application of this same request, gets its parent's properties and childtemplate.
+    if len(placed.create) == 1:
+        creator: str | None = anchor
+    elif anchor not in pm.queues and core.queues.get(anchor) is None:
+        creator = anchor.rsplit(".", 1)[0]
     else:
-        # Created by an earlier application of this same request: a leaf below its
-        # parent, with the parent's properties and childtemplate.
-        parent = anchor.rsplit(".", 1)[0]
-        above, held = pm.queues.get(parent), core.queues.get(parent)
-        props = dict(above.properties if above is not None
-                     else held.properties if held is not None else {})
-        if above is not None and above.template is not None:
-            props.update(above.template.properties)
-            if above.template.max:
-                maxes.append(dict(above.template.max))
-    template = configured.template if configured is not None else None
-    if len(placed.create) == 1 and template is not None:
-        props.update(template.properties)
-        if template.max:
-            maxes.append(dict(template.max))
+        creator = None
+    props = props_of(creator or anchor)
+    above = pm.queues.get(creator) if creator is not None else None
+    if above is not None and above.template is not None:
+        props.update(above.template.properties)
+        if above.template.max:
+            maxes.append(dict(above.template.max))
     return model.policy_of(props), maxes
 
 

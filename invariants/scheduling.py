@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from statemachines.application import LIVE, SCHEDULABLE, STARTED
+from statemachines.application import SCHEDULABLE, STARTED
 
 from . import limits
 from . import quantities as qty
@@ -18,20 +18,15 @@ from .registry import CheckContext, Violation, invariant
 from .view import Application, PartitionState, Queue, partitions, rms
 
 
-def _holds_slot(app: Application) -> bool:
-    """``maxapplications`` counts a live application once it holds something or has started."""
-    return app.state in LIVE and (bool(app.allocations) or (app.state in STARTED and app.ran))
-
-
 def _may_start(p: PartitionState, app: Application) -> bool:
     """A slot is free on every queue of the path, or the application already holds one."""
-    if _holds_slot(app) or app.queue is None:
+    if limits.holds_slot(app) or app.queue is None:
         return True
     for q in app.queue.ancestry():
         if q.max_applications <= 0:
             continue
         below = sum(1 for a in p.apps.values()
-                    if a.queue is not None and q in a.queue.ancestry() and _holds_slot(a))
+                    if a.queue is not None and q in a.queue.ancestry() and limits.holds_slot(a))
         if below >= q.max_applications:
             return False
     return True

@@ -164,8 +164,11 @@ class RMView:
 
     def usage_below(self, partition: str, path: str) -> dict[str, int]:
         """What the applications in ``path``'s subtree hold (placeholders and releasing too)."""
-        inside = {a.id for a in self.apps_below(partition, path)}
-        return qty.total(a.resource for a in self.allocs.values() if a.app in inside)
+        return self.usage_of({a.id for a in self.apps_below(partition, path)})
+
+    def usage_of(self, app_ids: set[str]) -> dict[str, int]:
+        """What these applications hold (placeholders and releasing too)."""
+        return qty.total(a.resource for a in self.allocs.values() if a.app in app_ids)
 
     def pending_placeholders(self, app_id: str) -> list[AskView]:
         return [k for k in self.asks.values()

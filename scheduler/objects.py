@@ -21,7 +21,7 @@ from statemachines import Lifecycle
 from . import resources as res
 from .config import ACL, ChildTemplateConfig
 from .resources import Resource
-from .ugm import QueueLimits
+from .ugm import USER, QueueLimits
 
 MIN_PRIORITY = -(2**31)
 """The lowest int32: the priority of an application or queue with nothing pending."""
@@ -271,7 +271,7 @@ class Application:
         # The group whose limits apply ("" for none), resolved when it is accepted, and
         # the (kind, name) keys its usage is tracked under: its user, and that group.
         self.tracked_group = ""
-        self.limited_by: tuple[tuple[str, str], ...] = (("user", user),)
+        self.limited_by: tuple[tuple[str, str], ...] = ((USER, user),)
         # The highest priority among the pending asks (``scheduler.priority``).
         self.priority = MIN_PRIORITY
 

@@ -38,18 +38,12 @@ def can_start(app: Application) -> bool:
     )
 
 
-def limited(app: Application) -> tuple[tuple[str, str], ...]:
-    """Whose ``limits`` apply to the application: its user, and its tracked group if any
-    (resolved when the application was accepted, and kept)."""
-    return app.limited_by
-
-
 def user_slot(p: PartitionState, app: Application) -> str:
     """Why the user's or group's ``maxapplications`` holds a not yet started application
     back ("" when it may start)."""
     if not p.limited or app.counted_running or app.queue is None:
         return ""
-    return ugm.no_slot(p.users, limited(app), app.queue.ancestry())
+    return ugm.no_slot(p.users, app.limited_by, app.queue.ancestry())
 
 
 def user_headroom(p: PartitionState, app: Application, ask: Ask) -> str:
@@ -57,7 +51,7 @@ def user_headroom(p: PartitionState, app: Application, ask: Ask) -> str:
     on the path ("" when it fits)."""
     if not p.limited or app.queue is None:
         return ""
-    return ugm.over_limit(p.users, limited(app), app.queue.ancestry(), ask.resource)
+    return ugm.over_limit(p.users, app.limited_by, app.queue.ancestry(), ask.resource)
 
 
 def headroom(app: Application, ask: Ask) -> bool:

@@ -15,7 +15,6 @@ from statemachines.application import LIVE, STARTED
 from .. import priority, si
 from .. import resources as res
 from ..objects import Allocation, Application, Ask, Queue
-from . import eligibility
 from .state import PartitionState
 
 
@@ -32,7 +31,7 @@ def bind(p: PartitionState, alloc: Allocation) -> None:
     if app.queue is not None:
         for q in app.queue.ancestry():
             res.add_into(q.allocated, r)
-        p.users.add(eligibility.limited(app), app.queue.chain, r, 1)
+        p.users.add(app.limited_by, app.queue.chain, r, 1)
     p.allocations[alloc.uuid] = alloc
     update_running_count(p, app)
 
@@ -52,7 +51,7 @@ def unbind(p: PartitionState, alloc: Allocation) -> None:
             if q.over_quota_reason:
                 refresh_quota_flag(q, q.over_quota_reason)
         if app.queue is not None:
-            p.users.add(eligibility.limited(app), app.queue.chain, r, -1)
+            p.users.add(app.limited_by, app.queue.chain, r, -1)
     p.allocations.pop(alloc.uuid, None)
     alloc.timer_token += 1
     update_running_count(p, app)
@@ -115,7 +114,7 @@ def update_running_count(p: PartitionState, app: Application) -> None:
         delta = 1 if counts else -1
         for q in app.queue.ancestry():
             q.running_apps += delta
-        p.users.count(eligibility.limited(app), app.queue.chain, delta)
+        p.users.count(app.limited_by, app.queue.chain, delta)
         app.counted_running = counts
 
 
