@@ -177,6 +177,24 @@ def _limit_apps(rec: StepRecord) -> bool:
                for s in rec.states(si.SchedulingState.SKIPPED))
 
 
+@goal("quota.held_app_started", "An application held back by maxapplications (of a queue, "
+      "a user or a group) later started.")
+def _held_app_started(rec: StepRecord) -> bool:
+    return bool(rec.state.get("held_app_started"))
+
+
+@goal("limits.held_ask_allocated", "An ask skipped because its user's or group's limit left "
+      "no room was later allocated (a release or a reload made room).")
+def _held_ask_allocated(rec: StepRecord) -> bool:
+    return bool(rec.state.get("held_ask_allocated"))
+
+
+@goal("priority.fence_decided", "In one cycle an allocation below a priority-fenced queue and "
+      "one below its sibling went against their asks' priorities: the fence's offset decided.")
+def _fence_decided(rec: StepRecord) -> bool:
+    return bool(rec.state.get("fence_decided"))
+
+
 @goal("priority.higher_first", "In one cycle an application was served with an ask of a "
       "higher priority before another application's ask of a lower one.")
 def _priority_first(rec: StepRecord) -> bool:

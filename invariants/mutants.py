@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import FunctionType, ModuleType
 from typing import Any
 
-from scheduler import placement, priority, ugm
+from scheduler import placement, policies, priority, ugm
 from scheduler.partition import (
     allocate,
     apps,
@@ -203,6 +203,14 @@ MUTANTS: tuple[Mutant, ...] = (
       "YuniKorn priorityValueByPolicy: a queue shows its priority plus its priority.offset",
       priority, "by_policy", "return max(MIN_PRIORITY, min(MAX_PRIORITY, raw + offset))",
       "return raw"),
+    M("priority.apps_by_policy_only", "priority",
+      "YuniKorn sortApplications: with application.sort.priority enabled, a leaf's "
+      "applications go by priority first, then by the policy",
+      policies, "ordered_apps", "first = queue.priority_sort", "first = False"),
+    M("priority.queues_tie_break_only", "priority",
+      "YuniKorn sortQueue: with application.sort.priority enabled, a parent's children go by "
+      "priority first, then by their usage share",
+      policies, "ordered_children", "if queue.priority_sort:", "if False:"),
 )
 
 

@@ -20,7 +20,7 @@ from scheduler.errors import ConfigError, UnknownResourceManager
 from scheduler.trace import REQUEST_CALLS, RM_CALLS, Step
 from statemachines import TransitionRecord
 
-from . import view
+from . import model, view
 from .coverage import Coverage, StepRecord
 from .monitor import ModelShim, Predicate
 from .protocol import NO_EXCEPTION
@@ -29,6 +29,7 @@ from .registry import REGISTRY, CheckContext, Violation
 
 TT = si.TerminationType
 RESERVED = si.SchedulingState.RESERVED
+SKIPPED = si.SchedulingState.SKIPPED
 
 
 class World:
@@ -56,6 +57,8 @@ class World:
         self._transitions: list[TransitionRecord] = []
         self._reserved: dict[tuple[str, str], str] = {}
         self._reserved_before: dict[tuple[str, str], dict[tuple[str, str], str]] = {}
+        self._held_apps: set[str] = set()
+        self._held_asks: set[tuple[str, str]] = set()
         # Shrinking replays a run without some of its steps: the core's uuids shift,
         # so requests naming the original uuids are translated by symbolic name.
         self._original = dict(translate) if translate is not None else None
@@ -168,13 +171,62 @@ class World:
         for state in record.states(RESERVED):
             node = state.reason.rsplit(" ", 1)[-1]
             self._reserved[(state.application_id, state.allocation_key)] = node
-        for a in record.new():
+        for state in record.states(SKIPPED):
+            if "maxapplications" in state.reason or state.reason.endswith("its limit"):
+                self._held_apps.add(state.application_id)
+            if "would exceed its limit" in state.reason:
+                self._held_asks.add((state.application_id, state.allocation_key))
+        new = record.new()
+        for a in new:
             if self._reserved.pop((a.application_id, a.allocation_key), None) == a.node_id:
                 record.state["honoured"] = True
+            if a.application_id in self._held_apps:
+                self._held_apps.discard(a.application_id)
+                record.state["held_app_started"] = True
+            if (a.application_id, a.allocation_key) in self._held_asks:
+                self._held_asks.discard((a.application_id, a.allocation_key))
+                record.state["held_ask_allocated"] = True
+        if step.call == "schedule" and len(new) > 1 and self._fence_decided(new):
+            record.state["fence_decided"] = True
         for t in self._transitions:
             self.coverage.transition(t)
         self.coverage.observe(record)
         self._transitions = []
+
+    def _fence_decided(self, new: list[si.Allocation]) -> bool:
+        """Two allocations of one cycle went against their asks' priorities across sibling
+        queues one of which is priority-fenced, under a parent sorting by priority: the
+        fence's offset, not the applications' priorities, decided which came first."""
+        placed: list[tuple[int, str, model.PartitionModel]] = []
+        for a in new:
+            if a.placeholder:
+                continue
+            for rv in self.shim.rms.values():
+                app = rv.apps.get(a.application_id)
+                part = rv.config.partition(app.partition) if app is not None else None
+                if app is not None and part is not None:
+                    placed.append((a.priority, app.path, part))
+                    break
+        for i, (first, path_a, part) in enumerate(placed):
+            for later, path_b, _ in placed[i + 1:]:
+                if later <= first:
+                    continue
+                a_parts, b_parts = path_a.split("."), path_b.split(".")
+                common = 0
+                while (common < min(len(a_parts), len(b_parts)) - 1
+                       and a_parts[common] == b_parts[common]):
+                    common += 1
+                if a_parts[common] == b_parts[common]:
+                    continue
+                parent = part.queues.get(".".join(a_parts[:common]))
+                if parent is None or parent.properties.get(
+                        "application.sort.priority", "").lower() == "disabled":
+                    continue
+                sides = (".".join(a_parts[:common + 1]), ".".join(b_parts[:common + 1]))
+                if any((cfg := part.queues.get(side)) is not None
+                       and cfg.own.get("priority.policy", "").lower() == "fence" for side in sides):
+                    return True
+        return False
 
     def _on_transition(self, rec: TransitionRecord) -> None:
         self._transitions.append(rec)

@@ -15,13 +15,14 @@ import pytest
 
 import invariants
 from invariants import runner
-from invariants.coverage import GOALS, declared_edges
+from invariants.coverage import GOALS, Coverage, declared_edges
 from invariants.registry import REGISTRY, Invariant, Violation
 from invariants.view import partitions
+from invariants.world import World
 from scheduler import ManualClock, Scheduler, si
 from scheduler.cli import main
 from scheduler.testing import RecordingScheduler, RecordingShim
-from scheduler.trace import read_trace
+from scheduler.trace import Step, read_trace
 
 DATA = Path(__file__).parent / "data" / "configs"
 CONFIG_FILES = sorted(DATA.glob("*.yaml"))
@@ -254,3 +255,78 @@ def test_the_seed_map_names_real_checks_and_every_check_is_on_it() -> None:
     assert set(REGISTRY) | set(PROTOCOL) | set(LIVENESS) <= named, \
         sorted((set(REGISTRY) | set(PROTOCOL) | set(LIVENESS)) - named)
     assert all(e.checks or e.why_not for e in MAP)
+
+
+_GOAL_CONFIG = """partitions:
+  - name: default
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: fenced
+            properties: {priority.policy: fence, priority.offset: "-10"}
+          - name: open
+            limits:
+              - limit: one app per user
+                users: [u]
+                maxapplications: 1
+"""
+
+
+def _goal_world() -> tuple[World, Coverage]:
+    coverage = Coverage()
+    world = World(coverage=coverage)
+    steps = [
+        Step("register_resource_manager", si.RegisterResourceManagerRequest(
+            rm_id="rm", policy_group="q", config=_GOAL_CONFIG)),
+        Step("update_node", si.NodeRequest(rm_id="rm", nodes=[si.NodeInfo(
+            node_id="n1", action=si.NodeAction.CREATE,
+            schedulable_resource=si.Resource.of(memory=100, vcore=10_000))])),
+    ]
+    for step in steps:
+        assert world.run(step) == []
+    return world, coverage
+
+
+def _app(app_id: str, queue: str) -> Step:
+    return Step("update_application", si.ApplicationRequest(rm_id="rm", new=[
+        si.AddApplicationRequest(application_id=app_id, queue_name=queue,
+                                 partition_name="default",
+                                 ugi=si.UserGroupInformation(user="u"))]))
+
+
+def _ask(app_id: str, key: str, priority: int = 0) -> Step:
+    return Step("update_allocation", si.AllocationRequest(rm_id="rm", asks=[
+        si.AllocationAsk(allocation_key=key, application_id=app_id, partition_name="default",
+                         resource_ask=si.Resource.of(memory=10, vcore=1000),
+                         priority=priority)]))
+
+
+def test_goal_a_priority_fence_deciding_an_order() -> None:
+    """The fenced queue's offset (-10) puts its priority-10 ask after the other queue's 0."""
+    world, coverage = _goal_world()
+    for step in (_app("hi", "root.fenced"), _app("lo", "root.open"), _ask("hi", "h", 10),
+                 _ask("lo", "l", 0), Step.schedule()):
+        assert world.run(step) == []
+    assert [a.allocation_key for kind, msg in world.shim.observed if kind == "update_allocation"
+            for a in msg.new] == ["l", "h"]
+    assert coverage.goals["priority.fence_decided"] == 1
+
+
+def test_goal_an_application_held_by_maxapplications_then_started() -> None:
+    world, coverage = _goal_world()
+    for step in (_app("a1", "root.open"), _ask("a1", "k1"), Step.schedule(),
+                 _app("a2", "root.open"), _ask("a2", "k2"), Step.schedule()):
+        assert world.run(step) == []
+    assert coverage.goals["quota.held_app_started"] == 0
+    uuid = next(u for u, a in world.shim.rms["rm"].allocs.items() if a.app == "a1")
+    release = si.AllocationRequest(rm_id="rm", releases=si.AllocationReleasesRequest(
+        allocations_to_release=[si.AllocationRelease(
+            partition_name="default", application_id="a1", uuid=uuid,
+            termination_type=si.TerminationType.STOPPED_BY_RM)]))
+    remove = si.ApplicationRequest(rm_id="rm", remove=[si.RemoveApplicationRequest(
+        application_id="a1", partition_name="default")])
+    for step in (Step("update_allocation", release),
+                 Step("update_application", remove), Step.schedule()):
+        assert world.run(step) == []
+    assert coverage.goals["quota.held_app_started"] == 1

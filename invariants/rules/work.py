@@ -247,3 +247,62 @@ def _gang_home(g: Gen) -> tuple[str, str, str, tuple[str, ...]] | None:
                 if model.may_submit(pm.chain(path), user, groups):
                     homes.append((path, name, user, groups))
     return homes[g.rng.randrange(len(homes))] if homes else None
+
+
+@rule(1)
+def priority_story(g: Gen) -> Iterator[Step]:
+    """Two applications competing in one cycle, the later one (or the busier queue) of higher
+    priority.
+
+    Priority decides only when several runnable asks wait at once, and an
+    order by priority differs from the policy's own only when the policy
+    would pick the other one: the lower-priority application submitted first
+    (fifo), or using less (fair), or sitting in the less used sibling queue.
+    Drawn one request at a time, with a cycle after most of them, that
+    situation is rare; this rule builds it as a shim would see it happen.
+    """
+    home = _priority_home(g)
+    if home is None:
+        return
+    partition, user, groups, high_leaf, low_leaf = home
+    ugi = si.UserGroupInformation(user=user, groups=list(groups))
+
+    def submit(app_id: str, leaf: str) -> Step:
+        return _add(g, si.AddApplicationRequest(
+            application_id=app_id, queue_name=leaf, partition_name=partition, ugi=ugi,
+            tags={"namespace": g.pick(list(NAMESPACES))}))
+
+    low, high = g.new_id("app-"), g.new_id("app-")
+    size = g.rng.choice((5, 10, 30))
+    yield submit(low, low_leaf)
+    if g.rng.random() < 0.7:
+        yield Step.advance(1.0)
+    yield submit(high, high_leaf)
+    if g.rng.random() < 0.6:
+        # The higher-priority side gets ahead first: more usage, so fair order disagrees.
+        yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
+            _ask(g, high, g.new_id("ask-"), size, priority=g.rng.choice((0, 10)))]))
+        yield Step.schedule()
+    yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
+        _ask(g, low, g.new_id("ask-"), size, g.rng.randint(1, 2),
+             priority=g.rng.choice((-5, 0)))]))
+    yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
+        _ask(g, high, g.new_id("ask-"), size, g.rng.randint(1, 2), priority=10)]))
+    yield Step.schedule()
+
+
+def _priority_home(g: Gen) -> tuple[str, str, tuple[str, ...], str, str] | None:
+    """A partition, a user, and two leaves it may submit to: one leaf twice, or siblings."""
+    config = model.read(g.scenario.shape.text)
+    homes = []
+    for name in sorted(config.partitions):
+        pm = config.partitions[name]
+        leaves = pm.leaves()
+        for user, groups in USERS:
+            open_ = [p for p in leaves if model.may_submit(pm.chain(p), user, groups)]
+            for a in open_:
+                homes.append((name, user, groups, a, a))
+                for b in open_:
+                    if a != b and a.rsplit(".", 1)[0] == b.rsplit(".", 1)[0]:
+                        homes.append((name, user, groups, a, b))
+    return homes[g.rng.randrange(len(homes))] if homes else None

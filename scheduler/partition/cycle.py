@@ -12,10 +12,9 @@ from typing import Any
 
 from statemachines.application import SCHEDULABLE
 
+from .. import policies, si
 from .. import resources as res
-from .. import si
 from ..objects import Allocation, Application, Queue
-from ..policies import ordered_apps, ordered_children
 from . import allocate, apps, appstate, eligibility, gang, ledger, reservations
 from .state import PartitionState
 
@@ -67,7 +66,7 @@ def try_allocate(p: PartitionState, queue: Queue) -> int:
     """One step below ``queue``: ALLOCATED, PROGRESS (a replacement started) or NOTHING."""
     if queue.is_leaf:
         return try_leaf(p, queue)
-    for child in ordered_children(queue):
+    for child in policies.ordered_children(queue):
         step = try_allocate(p, child)
         if step != NOTHING:
             return step
@@ -77,7 +76,7 @@ def try_allocate(p: PartitionState, queue: Queue) -> int:
 def try_leaf(p: PartitionState, queue: Queue) -> int:
     failed = p.failed
     exhausted = p.exhausted
-    for app in ordered_apps(queue, p.capacity):
+    for app in policies.ordered_apps(queue, p.capacity):
         if app.state not in SCHEDULABLE or app.id in exhausted:
             continue
         if not eligibility.can_start(app):
