@@ -293,7 +293,7 @@ class _Canon:
                            self.nodes.get(a.node, "?"), _plain(a.resource), a.placeholder,
                            a.task_group, self._age(a.created, cap), a.timeout_ms, a.recovered,
                            None if a.releasing is None else a.releasing.name,
-                           a.message is not None])
+                           a.sent is not None])
         finished = sorted([a, self._age(t, RETENTION)] for a, t in rv.finished.items())
         return [rv.rm_id, rv.paused, rv.stopped,
                 self._age(rv.paused_at, HORIZON) if rv.paused else 0,

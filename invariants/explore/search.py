@@ -17,6 +17,7 @@ as with one worker.
 from __future__ import annotations
 
 import gc
+import io
 import multiprocessing
 import pickle
 import sys
@@ -113,17 +114,42 @@ class Result:
 
 
 def freeze(world: World) -> bytes:
-    """The world as bytes, without its tape (the path is kept as parent pointers)."""
-    tape = world.steps
-    world.steps = []
+    """The world as bytes, without its tape (the path is kept as parent pointers).
+
+    Also without what only the last step left for :meth:`World.check` (the
+    messages it observed, the reservations before it): the search checks a
+    state before freezing it, and :meth:`World.run` resets both before the
+    next step reads them, so a thawed world never reads them.
+
+    The lifecycle recorder's paths are written after the world, and only
+    those of objects the world reached without them (pickle's memo says
+    which): an object only the recorder still holds (an allocation released,
+    the partition an RM restart replaced) can never move again, since moves
+    come from the core, which no longer holds it, and ``lifecycle.legal``
+    reads the paths of the core's live objects only. A third of a snapshot's
+    objects were such entries after a restart.
+    """
+    recorder = world.recorder
+    tape, observed, before = world.steps, world.shim.observed, world._reserved_before
+    paths = recorder.take_paths()
+    world.steps, world.shim.observed, world._reserved_before = [], [], {}
     try:
-        return pickle.dumps(world, protocol=pickle.HIGHEST_PROTOCOL)
+        out = io.BytesIO()
+        pickler = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
+        pickler.dump(world)
+        reached = pickler.memo.copy()
+        pickler.dump([entry for entry in paths.values() if id(entry[0]) in reached])
+        return out.getvalue()
     finally:
-        world.steps = tape
+        world.steps, world.shim.observed, world._reserved_before = tape, observed, before
+        recorder.put_paths(paths)
 
 
 def thaw(snapshot: bytes) -> World:
-    world: World = pickle.loads(snapshot)
+    """The world :func:`freeze` wrote, with the recorder's paths keyed by the new objects."""
+    unpickler = pickle.Unpickler(io.BytesIO(snapshot))
+    world: World = unpickler.load()
+    world.recorder.put_paths({id(entry[0]): entry for entry in unpickler.load()})
     return world
 
 
