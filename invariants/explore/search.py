@@ -16,6 +16,7 @@ as with one worker.
 
 from __future__ import annotations
 
+import copyreg
 import gc
 import io
 import multiprocessing
@@ -26,9 +27,11 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from scheduler.trace import Step
 
+from .. import model, view
 from ..registry import Violation
 from ..runner import CLOCK_START
 from ..world import World
@@ -113,6 +116,20 @@ class Result:
 # ---------------------------------------------------------------- snapshots
 
 
+def _configuration(config: model.ConfigModel) -> tuple[Any, tuple[str]]:
+    """A configuration model as its text: :func:`model.read_registered` gives it back.
+
+    The model shim's configuration is always ``read_registered(text)``, whose
+    reading is cached and never changed (every world registered with one text
+    already shares one object), so a thawed world gets that object again
+    instead of a copy of its queues, limits and templates.
+    """
+    return model.read_registered, (config.text,)
+
+
+_DISPATCH = {**copyreg.dispatch_table, model.ConfigModel: _configuration}
+
+
 def freeze(world: World) -> bytes:
     """The world as bytes, without its tape (the path is kept as parent pointers).
 
@@ -127,7 +144,9 @@ def freeze(world: World) -> bytes:
     the partition an RM restart replaced) can never move again, since moves
     come from the core, which no longer holds it, and ``lifecycle.legal``
     reads the paths of the core's live objects only. A third of a snapshot's
-    objects were such entries after a restart.
+    objects were such entries after a restart. An object the core lists
+    (``view.stateful_objects``) is reached for certain; the memo is asked only
+    when some entry's object is not listed.
     """
     recorder = world.recorder
     tape, observed, before = world.steps, world.shim.observed, world._reserved_before
@@ -136,9 +155,16 @@ def freeze(world: World) -> bytes:
     try:
         out = io.BytesIO()
         pickler = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
+        pickler.dispatch_table = _DISPATCH
         pickler.dump(world)
-        reached = pickler.memo.copy()
-        pickler.dump([entry for entry in paths.values() if id(entry[0]) in reached])
+        live = {id(obj) for _, obj, _ in view.stateful_objects(world.api)}
+        kept = list(paths.values())
+        if any(id(entry[0]) not in live for entry in kept):
+            # Something left the core since the thaw: ask the memo (a copy costs as much
+            # as a third of the dump, so only then).
+            reached = pickler.memo.copy()
+            kept = [entry for entry in kept if id(entry[0]) in reached]
+        pickler.dump(kept)
         return out.getvalue()
     finally:
         world.steps, world.shim.observed, world._reserved_before = tape, observed, before
