@@ -14,7 +14,7 @@ from . import limits, model
 from . import protocol as P
 from . import quantities as qty
 from .calls import Call, Monitor
-from .shim import COMPLETING_TIMEOUT, RETENTION, AllocView, AppView, RMView
+from .shim import COMPLETING_TIMEOUT, RETENTION, AllocView, AppView, Kept, RMView
 
 TT = si.TerminationType
 EDGES = {(t.source, t.dest) for t in statemachines.APPLICATION.transitions}
@@ -59,7 +59,8 @@ def new_allocation(m: Monitor, rv: RMView, call: Call, msg: si.Allocation) -> No
             limits.judge_allocation(m, rv, app, r, subject)
     rv.allocs[msg.uuid] = AllocView(
         msg.uuid, msg.application_id, msg.allocation_key, msg.node_id, r, msg.placeholder,
-        msg.task_group_name, call.now, ask.timeout_ms if ask is not None else 0, message=msg)
+        msg.task_group_name, call.now, ask.timeout_ms if ask is not None else 0,
+        sent=Kept(msg))
     m.name(msg.uuid, msg.application_id, msg.allocation_key)
     if ask is not None:
         ask.allocated += 1
@@ -261,7 +262,7 @@ def app_update(m: Monitor, rv: RMView, call: Call, u: si.UpdatedApplication) -> 
                     if a.application_id == u.application_id), None)
         if add is not None and (app is None or not app.live):
             app = rv.apps[u.application_id] = AppView(
-                u.application_id, add.partition_name or "default", add, "",
+                u.application_id, add.partition_name or "default", Kept(add), "",
                 state_since=call.now)
     if app is None:
         m.report(P.APP_STATES, subject, f"state {u.state} reported for an application the "

@@ -69,7 +69,7 @@ def limit_for(queue: model.QueueModel, kind: str, name: str) -> model.LimitModel
 
 
 def _owner(app: AppView, kind: str) -> str:
-    return app.request.ugi.user if kind == USER else app.group
+    return app.user if kind == USER else app.group
 
 
 def judge_allocation(m: Monitor, rv: RMView, app: AppView, r: Mapping[str, int],

@@ -45,6 +45,15 @@ class LifecycleRecorder:
         state["_paths"] = {id(entry[0]): entry for entry in state["_paths"]}
         self.__dict__.update(state)
 
+    def take_paths(self) -> dict[int, tuple[Any, list[str]]]:
+        """Hand over every path and keep none (the explorer copies them apart, see
+        ``invariants/explore/search.py``); :meth:`put_paths` gives them back."""
+        paths, self._paths = self._paths, {}
+        return paths
+
+    def put_paths(self, paths: dict[int, tuple[Any, list[str]]]) -> None:
+        self._paths = paths
+
     def record(self, rec: TransitionRecord) -> None:
         self.count += 1
         lc = statemachines.LIFECYCLES[rec.lifecycle]

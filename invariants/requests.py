@@ -21,7 +21,7 @@ from . import protocol as P
 from . import quantities as qty
 from .calls import Call, Monitor
 from .configured import queue_lookup
-from .shim import AllocView, AppView, AskView, NodeView, RMView
+from .shim import AllocView, AppView, AskView, Kept, NodeView, RMView
 
 TT = si.TerminationType
 NA = si.NodeAction
@@ -161,7 +161,7 @@ def accepted(m: Monitor, rv: RMView, call: Call, add: si.AddApplicationRequest,
     path = placed.path if placed is not None else model.qualify(add.queue_name)
     part = rv.config.partition(add.partition_name)
     rv.apps[app_id] = AppView(
-        app_id, add.partition_name or "default", add, path,
+        app_id, add.partition_name or "default", Kept(add), path,
         gang=qty.positive(ph), style=add.gang_scheduling_style or "Soft",
         placeholder_timeout=timeout / 1000.0 if timeout > 0 else 15 * 60.0,
         state_since=call.now,
@@ -250,7 +250,7 @@ def _node_created(m: Monitor, rv: RMView, call: Call, info: si.NodeInfo) -> None
         rv.allocs[msg.uuid] = AllocView(
             msg.uuid, msg.application_id, msg.allocation_key, info.node_id,
             msg.resource_per_alloc.as_dict(), msg.placeholder and bool(msg.task_group_name),
-            msg.task_group_name, call.now, recovered=True, message=msg)
+            msg.task_group_name, call.now, recovered=True, sent=Kept(msg))
         m.name(msg.uuid, msg.application_id, msg.allocation_key)
         if ask is None:
             # 001 "Application recovery": the core generates the ask it came from.

@@ -9,9 +9,10 @@ release to confirm). Nothing here reads the core.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from scheduler import si
 
@@ -23,13 +24,50 @@ COMPLETING_TIMEOUT = 30.0
 RETENTION = 3 * 24 * 3600.0
 
 
+M = TypeVar("M")
+
+
+class Kept(Generic[M]):
+    """A message the shim keeps only to send it again (a resync), copied as bytes.
+
+    The explorer copies worlds by pickle, several times per state; a pydantic
+    message costs ~15 us to unpickle (nested models, each restored in Python)
+    and the records hold a few per state. Kept pickles its message once, to
+    bytes, when the world holding it is first copied, and a copy decodes it
+    only when asked (:meth:`get`). A decoded or live message is pickled again
+    on every copy, so a copy always holds the message as it is then.
+    """
+
+    __slots__ = ("_message", "_wire")
+
+    def __init__(self, message: M) -> None:
+        self._message: M | None = message
+        self._wire = b""
+
+    def get(self) -> M:
+        if self._message is None:
+            self._message = pickle.loads(self._wire)
+        assert self._message is not None
+        return self._message
+
+    def __getstate__(self) -> bytes:
+        if self._message is not None:
+            self._wire = pickle.dumps(self._message, protocol=pickle.HIGHEST_PROTOCOL)
+        return self._wire
+
+    def __setstate__(self, wire: bytes) -> None:
+        self._message = None
+        self._wire = wire
+
+
 @dataclass
 class AppView:
     """An application the core accepted, as the shim sees it."""
 
     id: str
     partition: str
-    request: si.AddApplicationRequest
+    submitted: Kept[si.AddApplicationRequest]
+    """The submission, sent again on a resync."""
     path: str
     """The queue the checker's own placement reading put it in."""
     state: str = "New"
@@ -46,6 +84,11 @@ class AppView:
     ran: bool = False
     """It was told Accepted -> Running (a first real allocation took its
     ``maxapplications`` slot) and not Accepted since: Running or Completing keep the slot."""
+    user: str = field(init=False)
+    """The submitting user (its limits apply)."""
+
+    def __post_init__(self) -> None:
+        self.user = self.submitted.get().ugi.user
 
     @property
     def live(self) -> bool:
@@ -100,7 +143,8 @@ class AllocView:
     recovered: bool = False
     releasing: si.TerminationType | None = None
     """The type of a release the core started and the shim has not confirmed."""
-    message: si.Allocation | None = None
+    sent: Kept[si.Allocation] | None = None
+    """The core's allocation message, sent back as an existing allocation on a resync."""
 
 
 @dataclass

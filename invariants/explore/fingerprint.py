@@ -25,7 +25,8 @@ exact count (``docs/checker.md``, "Exploring small scopes").
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import operator
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -98,6 +99,37 @@ application's limit keys).
 _ENCODE = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 _READ = {cls: tuple((slot, how) for slot, how in fields.items() if how not in ("skip", "clock"))
          for cls, fields in FIELDS.items()}
+
+
+def _reader(slots: tuple[tuple[str, str], ...]
+            ) -> tuple[Callable[[Any], Any], tuple[tuple[int, Rewrite], ...]]:
+    """One C-level read of every slot that enters the form, and the positions to rewrite.
+
+    Most slots enter as they are (``v``); reading them all with one
+    ``attrgetter`` and rewriting the few others in place gives the same list
+    as reading slot by slot, at a fraction of the cost (the form was a fifth
+    of the search's time).
+    """
+    names = [slot for slot, _ in slots]
+    getter = operator.attrgetter(*names)
+    read = getter if len(names) > 1 else (lambda obj: (getter(obj),))
+    return read, tuple((i, _REWRITES[how]) for i, (_, how) in enumerate(slots) if how != "v")
+
+
+Rewrite = Callable[["_Canon", Any], Any]
+_REWRITES: dict[str, Rewrite] = {
+    "seq": lambda c, value: c.ranks.get(value, -1),
+    "uuid": lambda c, value: c.uuids.get(value, "?") if value else "",
+    "node": lambda c, value: c.nodes.get(value.id, "?"),
+    "nodeid": lambda c, value: c.nodes.get(value, "?") if value else "",
+    "score": lambda c, value: value[0],
+    "reservation": lambda c, value: list(value) if value is not None else None,
+    "keys": lambda c, value: sorted(map(str, value)),
+    "str": lambda c, value: None if value is None else str(value),
+}
+"""How each kind of slot other than ``v`` is rewritten (see :data:`FIELDS`)."""
+
+_READERS = {cls: _reader(slots) for cls, slots in _READ.items()}
 
 
 def fingerprint(world: World, symmetry: bool = True,
@@ -239,27 +271,10 @@ class _Canon:
         ]
 
     def _object(self, cls: str, obj: Any) -> list[Any]:
-        out: list[Any] = []
-        for slot, how in _READ[cls]:
-            value = getattr(obj, slot)
-            if how == "v":
-                out.append(value)
-            elif how == "seq":
-                out.append(self.ranks.get(value, -1))
-            elif how == "uuid":
-                out.append(self.uuids.get(value, "?") if value else "")
-            elif how == "node":
-                out.append(self.nodes.get(value.id, "?"))
-            elif how == "nodeid":
-                out.append(self.nodes.get(value, "?") if value else "")
-            elif how == "score":
-                out.append(value[0])
-            elif how == "reservation":
-                out.append(list(value) if value is not None else None)
-            elif how == "keys":
-                out.append(sorted(str(k) for k in value))
-            elif how == "str":
-                out.append(None if value is None else str(value))
+        read, rewrites = _READERS[cls]
+        out = list(read(obj))
+        for i, rewrite in rewrites:
+            out[i] = rewrite(self, out[i])
         return out
 
     def _timers(self) -> list[Any]:
@@ -293,7 +308,7 @@ class _Canon:
                            self.nodes.get(a.node, "?"), _plain(a.resource), a.placeholder,
                            a.task_group, self._age(a.created, cap), a.timeout_ms, a.recovered,
                            None if a.releasing is None else a.releasing.name,
-                           a.message is not None])
+                           a.sent is not None])
         finished = sorted([a, self._age(t, RETENTION)] for a, t in rv.finished.items())
         return [rv.rm_id, rv.paused, rv.stopped,
                 self._age(rv.paused_at, HORIZON) if rv.paused else 0,

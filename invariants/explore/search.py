@@ -16,7 +16,9 @@ as with one worker.
 
 from __future__ import annotations
 
+import copyreg
 import gc
+import io
 import multiprocessing
 import pickle
 import sys
@@ -25,9 +27,11 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from scheduler.trace import Step
 
+from .. import model, view
 from ..registry import Violation
 from ..runner import CLOCK_START
 from ..world import World
@@ -112,18 +116,66 @@ class Result:
 # ---------------------------------------------------------------- snapshots
 
 
+def _configuration(config: model.ConfigModel) -> tuple[Any, tuple[str]]:
+    """A configuration model as its text: :func:`model.read_registered` gives it back.
+
+    The model shim's configuration is always ``read_registered(text)``, whose
+    reading is cached and never changed (every world registered with one text
+    already shares one object), so a thawed world gets that object again
+    instead of a copy of its queues, limits and templates.
+    """
+    return model.read_registered, (config.text,)
+
+
+_DISPATCH = {**copyreg.dispatch_table, model.ConfigModel: _configuration}
+
+
 def freeze(world: World) -> bytes:
-    """The world as bytes, without its tape (the path is kept as parent pointers)."""
-    tape = world.steps
-    world.steps = []
+    """The world as bytes, without its tape (the path is kept as parent pointers).
+
+    Also without what only the last step left for :meth:`World.check` (the
+    messages it observed, the reservations before it): the search checks a
+    state before freezing it, and :meth:`World.run` resets both before the
+    next step reads them, so a thawed world never reads them.
+
+    The lifecycle recorder's paths are written after the world, and only
+    those of objects the world reached without them (pickle's memo says
+    which): an object only the recorder still holds (an allocation released,
+    the partition an RM restart replaced) can never move again, since moves
+    come from the core, which no longer holds it, and ``lifecycle.legal``
+    reads the paths of the core's live objects only. A third of a snapshot's
+    objects were such entries after a restart. An object the core lists
+    (``view.stateful_objects``) is reached for certain; the memo is asked only
+    when some entry's object is not listed.
+    """
+    recorder = world.recorder
+    tape, observed, before = world.steps, world.shim.observed, world._reserved_before
+    paths = recorder.take_paths()
+    world.steps, world.shim.observed, world._reserved_before = [], [], {}
     try:
-        return pickle.dumps(world, protocol=pickle.HIGHEST_PROTOCOL)
+        out = io.BytesIO()
+        pickler = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
+        pickler.dispatch_table = _DISPATCH
+        pickler.dump(world)
+        live = {id(obj) for _, obj, _ in view.stateful_objects(world.api)}
+        kept = list(paths.values())
+        if any(id(entry[0]) not in live for entry in kept):
+            # Something left the core since the thaw: ask the memo (a copy costs as much
+            # as a third of the dump, so only then).
+            reached = pickler.memo.copy()
+            kept = [entry for entry in kept if id(entry[0]) in reached]
+        pickler.dump(kept)
+        return out.getvalue()
     finally:
-        world.steps = tape
+        world.steps, world.shim.observed, world._reserved_before = tape, observed, before
+        recorder.put_paths(paths)
 
 
 def thaw(snapshot: bytes) -> World:
-    world: World = pickle.loads(snapshot)
+    """The world :func:`freeze` wrote, with the recorder's paths keyed by the new objects."""
+    unpickler = pickle.Unpickler(io.BytesIO(snapshot))
+    world: World = unpickler.load()
+    world.recorder.put_paths({id(entry[0]): entry for entry in unpickler.load()})
     return world
 
 

@@ -50,8 +50,8 @@ def resync(world: World, rm_id: str, registration: Step) -> Iterator[Step]:
     rv = world.shim.rm(rm_id)
     if rv is None:
         return
-    apps = {a: v.request for a, v in rv.apps.items() if v.live}
-    allocs = [a for a in rv.allocs.values() if a.message is not None]
+    apps = {a: v.submitted.get() for a, v in rv.apps.items() if v.live}
+    allocs = [a for a in rv.allocs.values() if a.sent is not None]
     asks = [k for k in rv.asks.values() if k.pending > 0]
     nodes = dict(rv.nodes)
     yield registration
@@ -63,8 +63,8 @@ def resync(world: World, rm_id: str, registration: Step) -> Iterator[Step]:
     infos = []
     for node_id in sorted(nodes):
         node = nodes[node_id]
-        existing = [a.message for a in allocs if a.node == node_id and a.app in accepted
-                    and a.message is not None]
+        existing = [a.sent.get() for a in allocs if a.node == node_id and a.app in accepted
+                    and a.sent is not None]
         infos.append(si.NodeInfo(
             node_id=node_id, action=NA.CREATE, existing_allocations=existing,
             attributes={"si/node-partition": node.partition} if node.partition != "default"

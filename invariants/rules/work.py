@@ -74,7 +74,7 @@ def resubmit_app(g: Gen) -> Iterator[Step]:
         return
     app_id = g.pick(sorted(rv.apps))
     view = rv.apps[app_id]
-    request = view.request.model_copy()
+    request = view.submitted.get().model_copy()
     yield _add(g, request)
 
 
