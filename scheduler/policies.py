@@ -27,7 +27,7 @@ allocation, so picking a node costs O(log n) at 5,000 nodes as at 500.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from sortedcontainers import SortedList
@@ -101,73 +101,241 @@ class NodeCollection:
             yield nodes[node_id]
 
 
-def queue_key(queue: Queue) -> tuple[list[float], str]:
-    """Fair queue order: smallest usage share of guaranteed first, then path."""
-    return (res.shares(queue.allocated, queue.guaranteed or {}), queue.path)
+# -- queues and applications -------------------------------------------------------------
+#
+# The cycle walks from the root after every allocation, so each step asks every queue on
+# its way for its children, and the leaf for its applications, in order. Both are kept
+# sorted between steps (``ChildOrder``, ``AppOrder``) and only the entries marked stale
+# are re-keyed: the flows that change what a key reads (usage, pending, priority, state,
+# membership) mark the object through ``app_changed`` / ``queue_changed``; a change of
+# the queue's own settings (policy, priority sorting, the fair base) re-keys everything
+# at the next read; a configuration reload drops every order (``forget``). Every key ends
+# in something unique to the object (the submission sequence, the id, the path), so the
+# sorted order is the order a full sort gives, whatever order the keys went in.
 
 
-def ordered_children(queue: Queue) -> list[Queue]:
+def ordered_children(queue: Queue) -> Iterator[Queue]:
     """The children that have pending resources, in fair order (priority first when the
     parent sorts by priority, else priority breaks ties of usage)."""
-    kids = [q for q in queue.children.values() if q.pending]
-    if len(kids) > 1:
-        if queue.priority_sort:
-            kids.sort(key=lambda q: (-q.priority, queue_key(q)))
-        else:
-            kids.sort(key=lambda q: (res.shares(q.allocated, q.guaranteed or {}), -q.priority,
-                                     q.path))
-    return kids
+    order: ChildOrder | None = queue.child_order
+    if order is None:
+        order = queue.child_order = ChildOrder()
+    return order.walk(queue)
 
 
-def ordered_apps(queue: Queue, capacity: ResourceView) -> list[Application]:
+def ordered_apps(queue: Queue, capacity: ResourceView) -> Iterator[Application]:
     """The queue's applications that have pending asks, in the queue's policy order."""
-    apps = [a for a in queue.apps.values() if a.pending_asks]
-    policy = queue.sort_policy
-    if len(apps) < 2:
-        return _state_aware(apps, queue) if policy == "stateaware" else apps
-    first = queue.priority_sort
-    if policy == "fair":
-        base = queue.guaranteed or capacity
-        if first:
-            apps.sort(key=lambda a: (-a.priority, res.shares(
-                res.add(a.allocated, a.placeholder_allocated), base), a.submit_seq))
-        else:
-            apps.sort(key=lambda a: (res.shares(
-                res.add(a.allocated, a.placeholder_allocated), base), -a.priority, a.submit_seq))
-        return apps
-    apps.sort(key=fifo_key)
-    if policy == "stateaware":
-        # The filter first (which applications may go), then the order among them.
-        apps = _state_aware(apps, queue)
-    if first and len(apps) > 1:
-        apps.sort(key=lambda a: -a.priority)
-    return apps
+    order: AppOrder | None = queue.app_order
+    if order is None:
+        order = queue.app_order = AppOrder()
+    return order.walk(queue, capacity)
 
 
-def fifo_key(app: Application) -> tuple[float, int, str]:
-    """Fifo order (YuniKorn): submitted first; at the same time, the highest priority among
-    the pending asks, then the id (YuniKorn leaves that tie to map order)."""
-    return (app.submit_time, -app.priority, app.id)
+def app_changed(app: Application) -> None:
+    """Something an application's key or membership reads changed: re-key it at the next
+    read (its usage, pending asks, priority, state, or whether its queue holds it)."""
+    queue = app.queue
+    if queue is not None and queue.app_order is not None:
+        queue.app_order.stale[app.id] = None
 
 
-def _state_aware(apps: list[Application], queue: Queue) -> list[Application]:
-    """Running applications, plus the oldest not-yet-running one when none is starting.
+def queue_changed(queue: Queue) -> None:
+    """The same for a queue in its parent's order (usage, pending, priority, membership)."""
+    parent = queue.parent
+    if parent is not None and parent.child_order is not None:
+        parent.child_order.stale[queue.path] = queue.name
 
-    "Starting" here is an application still in Accepted that already holds
-    allocations (gang placeholders): while one exists, no other Accepted
-    application is offered resources (``001`` "Handling queue with a FAIR sort
-    policy": only one New application processed at a time).
+
+def forget(queues: Iterable[Queue]) -> None:
+    """Drop the orders of these queues: rebuilt from scratch at their next read (a
+    configuration reload changes guarantees, policies and priorities at once)."""
+    for queue in queues:
+        queue.app_order = None
+        queue.child_order = None
+
+
+class ChildOrder:
+    """A parent's children with pending resources, by (priority,) usage share, path.
+
+    A cache: copying or pickling a queue gives an empty one, rebuilt at first use.
     """
-    starting = any(
-        a.state == "Accepted" and a.allocations for a in queue.apps.values()
-    )
-    out: list[Application] = []
-    admitted = False
-    for app in apps:
-        if app.state in ("Running", "Completing") or (
-                app.state == "Accepted" and app.allocations):
-            out.append(app)
-        elif app.state == "Accepted" and not starting and not admitted:
-            out.append(app)
-            admitted = True
-    return out
+
+    __slots__ = ("_keys", "_order", "_queues", "_sort", "stale")
+
+    def __init__(self) -> None:
+        self._order: Any = SortedList()
+        self._keys: dict[str, tuple[Any, ...]] = {}
+        self._queues: dict[str, Queue] = {}
+        self._sort: bool | None = None
+        self.stale: dict[str, str] = {}
+
+    def __reduce__(self) -> tuple[type[ChildOrder], tuple[()]]:
+        return (ChildOrder, ())
+
+    def walk(self, parent: Queue) -> Iterator[Queue]:
+        if parent.priority_sort != self._sort:
+            self._rebuild(parent)
+        elif self.stale:
+            children = parent.children
+            for path, name in self.stale.items():
+                child = children.get(name)
+                self._set(path, child if child is not None and child.path == path else None)
+            self.stale.clear()
+        queues = self._queues
+        return (queues[key[-1]] for key in self._order)
+
+    def _rebuild(self, parent: Queue) -> None:
+        self._sort = parent.priority_sort
+        self._order.clear()
+        self._keys.clear()
+        self._queues.clear()
+        self.stale.clear()
+        for child in parent.children.values():
+            self._set(child.path, child)
+
+    def _set(self, path: str, child: Queue | None) -> None:
+        key: tuple[Any, ...] | None = None
+        if child is not None and child.pending:
+            shares = res.shares(child.allocated, child.guaranteed or {})
+            key = ((-child.priority, shares, path) if self._sort
+                   else (shares, -child.priority, path))
+        old = self._keys.get(path)
+        if key == old:
+            if child is not None and key is not None:
+                self._queues[path] = child
+            return
+        if old is not None:
+            self._order.remove(old)
+            del self._keys[path]
+            del self._queues[path]
+        if key is not None and child is not None:
+            self._order.add(key)
+            self._keys[path] = key
+            self._queues[path] = child
+
+
+class _AppEntry:
+    """What the order knows of one application of the leaf."""
+
+    __slots__ = ("app", "key", "ok", "starting", "waiting")
+
+    def __init__(self, app: Application, key: tuple[Any, ...] | None,
+                 waiting: tuple[Any, ...] | None, ok: bool, starting: bool) -> None:
+        self.app = app
+        self.key = key
+        self.waiting = waiting
+        self.ok = ok
+        self.starting = starting
+
+
+class AppOrder:
+    """A leaf's applications with pending asks, in the leaf's policy order.
+
+    - fifo: (submission time, -priority, id); with priority sorting
+      (-priority, submission time, id): a full sort by fifo order then a stable
+      sort by priority gives exactly that;
+    - fair: usage share of the queue's guaranteed, or of the partition's
+      capacity when it has none, then -priority, then submission (priority
+      first when sorting by priority). The base is compared at every read: when
+      it changed (a node came or went, a reload changed the guarantee), every
+      key is recomputed, the only time one change re-keys many applications;
+    - stateaware: fifo order, filtered: running applications (or starting
+      ones: Accepted and holding allocations), and the first Accepted one in
+      fifo order when none is starting (``001`` "Handling queue with a FAIR
+      sort policy"), read from a second list of the waiting ones.
+
+    A cache: copying or pickling a queue gives an empty one, rebuilt at first use.
+    """
+
+    __slots__ = ("_base", "_entries", "_order", "_settings", "_starting", "_waiting", "stale")
+
+    def __init__(self) -> None:
+        self._order: Any = SortedList()
+        self._waiting: Any = SortedList()
+        self._entries: dict[str, _AppEntry] = {}
+        self._starting = 0
+        self._settings: tuple[str, bool] | None = None
+        self._base: dict[str, int] = {}
+        self.stale: dict[str, None] = {}
+
+    def __reduce__(self) -> tuple[type[AppOrder], tuple[()]]:
+        return (AppOrder, ())
+
+    def walk(self, queue: Queue, capacity: ResourceView) -> Iterator[Application]:
+        settings = (queue.sort_policy, queue.priority_sort)
+        policy = settings[0]
+        if settings != self._settings or (
+                policy == "fair" and (queue.guaranteed or capacity) != self._base):
+            self._rebuild(queue, settings, capacity)
+        elif self.stale:
+            apps = queue.apps
+            for app_id in self.stale:
+                self._set(app_id, apps.get(app_id))
+            self.stale.clear()
+        entries = self._entries
+        if policy != "stateaware":
+            return (entries[key[-1]].app for key in self._order)
+        admit = self._waiting[0][-1] if self._waiting and not self._starting else None
+        return (entry.app for entry in (entries[key[-1]] for key in self._order)
+                if entry.ok or entry.app.id == admit)
+
+    def _rebuild(self, queue: Queue, settings: tuple[str, bool], capacity: ResourceView) -> None:
+        self._settings = settings
+        self._base = dict(queue.guaranteed or capacity) if settings[0] == "fair" else {}
+        self._order.clear()
+        self._waiting.clear()
+        self._entries.clear()
+        self._starting = 0
+        self.stale.clear()
+        for app_id, app in queue.apps.items():
+            self._set(app_id, app)
+
+    def _key(self, app: Application) -> tuple[Any, ...]:
+        policy, first = self._settings or ("fifo", True)
+        if policy == "fair":
+            shares = res.shares(res.add(app.allocated, app.placeholder_allocated), self._base)
+            return ((-app.priority, shares, app.submit_seq, app.id) if first
+                    else (shares, -app.priority, app.submit_seq, app.id))
+        if first:
+            return (-app.priority, app.submit_time, app.id)
+        return (app.submit_time, -app.priority, app.id)
+
+    def _set(self, app_id: str, app: Application | None) -> None:
+        old = self._entries.get(app_id)
+        if app is None:
+            if old is not None:
+                self._drop(app_id, old)
+            return
+        pending = bool(app.pending_asks)
+        key = self._key(app) if pending else None
+        waiting: tuple[Any, ...] | None = None
+        ok = starting = False
+        if self._settings is not None and self._settings[0] == "stateaware":
+            accepted = app.state == "Accepted"
+            held = bool(app.allocations)
+            starting = accepted and held
+            ok = app.state in _RUNNING or starting
+            if pending and accepted and not held:
+                waiting = (app.submit_time, -app.priority, app.id)
+        if old is not None:
+            if (old.app is app and old.key == key and old.waiting == waiting
+                    and old.ok == ok and old.starting == starting):
+                return
+            self._drop(app_id, old)
+        if key is not None:
+            self._order.add(key)
+        if waiting is not None:
+            self._waiting.add(waiting)
+        self._starting += starting
+        self._entries[app_id] = _AppEntry(app, key, waiting, ok, starting)
+
+    def _drop(self, app_id: str, entry: _AppEntry) -> None:
+        if entry.key is not None:
+            self._order.remove(entry.key)
+        if entry.waiting is not None:
+            self._waiting.remove(entry.waiting)
+        self._starting -= entry.starting
+        del self._entries[app_id]
+
+
+_RUNNING = ("Running", "Completing")

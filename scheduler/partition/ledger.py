@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from statemachines.application import LIVE, STARTED
 
-from .. import priority, si
+from .. import policies, priority, si
 from .. import resources as res
 from ..objects import Allocation, Application, Ask, Queue
 from .state import PartitionState
@@ -28,9 +28,11 @@ def bind(p: PartitionState, alloc: Allocation) -> None:
     p.node_order.update(node)
     app.allocations[alloc.uuid] = alloc
     res.add_into(app.placeholder_allocated if alloc.placeholder else app.allocated, r)
+    policies.app_changed(app)
     if app.queue is not None:
         for q in app.queue.ancestry():
             res.add_into(q.allocated, r)
+            policies.queue_changed(q)
         p.users.add(app.limited_by, app.queue.chain, r, 1)
     p.allocations[alloc.uuid] = alloc
     update_running_count(p, app)
@@ -46,8 +48,10 @@ def unbind(p: PartitionState, alloc: Allocation) -> None:
         p.node_order.update(node)
     if app.allocations.pop(alloc.uuid, None) is not None:
         res.sub_from(app.placeholder_allocated if alloc.placeholder else app.allocated, r)
+        policies.app_changed(app)
         for q in app.queue.ancestry() if app.queue else ():
             res.sub_from(q.allocated, r)
+            policies.queue_changed(q)
             if q.over_quota_reason:
                 refresh_quota_flag(q, q.over_quota_reason)
         if app.queue is not None:
@@ -65,7 +69,9 @@ def add_pending(app: Application, ask: Ask) -> None:
     res.add_into(app.pending, delta)
     for q in app.queue.ancestry() if app.queue else ():
         res.add_into(q.pending, delta)
+        policies.queue_changed(q)
     priority.refresh_app(app)
+    policies.app_changed(app)
 
 
 def remove_pending(app: Application, ask: Ask) -> None:
@@ -75,8 +81,10 @@ def remove_pending(app: Application, ask: Ask) -> None:
     res.sub_from(app.pending, delta)
     for q in app.queue.ancestry() if app.queue else ():
         res.sub_from(q.pending, delta)
+        policies.queue_changed(q)
     ask.pending_repeats = 0
     priority.refresh_app(app)
+    policies.app_changed(app)
 
 
 def consume_repeat(p: PartitionState, app: Application, ask: Ask) -> None:
@@ -85,11 +93,13 @@ def consume_repeat(p: PartitionState, app: Application, ask: Ask) -> None:
     res.sub_from(app.pending, r)
     for q in app.queue.ancestry() if app.queue else ():
         res.sub_from(q.pending, r)
+        policies.queue_changed(q)
     ask.pending_repeats -= 1
     ask.allocated_count += 1
     if ask.pending_repeats == 0:
         del app.pending_asks[ask.sort_key]
         priority.refresh_app(app)
+        policies.app_changed(app)
         p.core.fire(ask, "allocate", p.rm_id, app.id)
 
 
