@@ -27,7 +27,9 @@ allocation, so picking a node costs O(log n) at 5,000 nodes as at 500.
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections.abc import Iterable, Iterator, Mapping
+from operator import itemgetter
 from typing import Any
 
 from sortedcontainers import SortedList
@@ -139,6 +141,16 @@ def app_changed(app: Application) -> None:
         queue.app_order.stale[app.id] = None
 
 
+def app_used(app: Application) -> None:
+    """The application's usage, allocations or state changed: only fair (usage) and
+    stateaware (state, allocations) keys read those, so a fifo order is left alone."""
+    queue = app.queue
+    if queue is not None:
+        order: AppOrder | None = queue.app_order
+        if order is not None and order._policy != "fifo":
+            order.stale[app.id] = None
+
+
 def queue_changed(queue: Queue) -> None:
     """The same for a queue in its parent's order (usage, pending, priority, membership)."""
     parent = queue.parent
@@ -157,15 +169,18 @@ def forget(queues: Iterable[Queue]) -> None:
 class ChildOrder:
     """A parent's children with pending resources, by (priority,) usage share, path.
 
-    A cache: copying or pickling a queue gives an empty one, rebuilt at first use.
+    A plain list of keys kept sorted with ``bisect``, each key ending in the
+    queue itself (never compared: the path before it is unique): a parent has
+    few children, and for up to thousands of entries a C memmove costs less
+    than ``SortedList``'s bookkeeping. A cache: copying or pickling a queue
+    gives an empty one, rebuilt at first use.
     """
 
-    __slots__ = ("_keys", "_order", "_queues", "_sort", "stale")
+    __slots__ = ("_keys", "_order", "_sort", "stale")
 
     def __init__(self) -> None:
-        self._order: Any = SortedList()
+        self._order: list[tuple[Any, ...]] = []
         self._keys: dict[str, tuple[Any, ...]] = {}
-        self._queues: dict[str, Queue] = {}
         self._sort: bool | None = None
         self.stale: dict[str, str] = {}
 
@@ -181,14 +196,12 @@ class ChildOrder:
                 child = children.get(name)
                 self._set(path, child if child is not None and child.path == path else None)
             self.stale.clear()
-        queues = self._queues
-        return (queues[key[-1]] for key in self._order)
+        return map(_LAST, self._order)
 
     def _rebuild(self, parent: Queue) -> None:
         self._sort = parent.priority_sort
         self._order.clear()
         self._keys.clear()
-        self._queues.clear()
         self.stale.clear()
         for child in parent.children.values():
             self._set(child.path, child)
@@ -196,36 +209,16 @@ class ChildOrder:
     def _set(self, path: str, child: Queue | None) -> None:
         key: tuple[Any, ...] | None = None
         if child is not None and child.pending:
-            shares = res.shares(child.allocated, child.guaranteed or {})
-            key = ((-child.priority, shares, path) if self._sort
-                   else (shares, -child.priority, path))
+            shares = res.shares(child.allocated, child.guaranteed or _NONE)
+            key = ((-child.priority, shares, path, child) if self._sort
+                   else (shares, -child.priority, path, child))
         old = self._keys.get(path)
-        if key == old:
-            if child is not None and key is not None:
-                self._queues[path] = child
-            return
-        if old is not None:
-            self._order.remove(old)
-            del self._keys[path]
-            del self._queues[path]
-        if key is not None and child is not None:
-            self._order.add(key)
-            self._keys[path] = key
-            self._queues[path] = child
-
-
-class _AppEntry:
-    """What the order knows of one application of the leaf."""
-
-    __slots__ = ("app", "key", "ok", "starting", "waiting")
-
-    def __init__(self, app: Application, key: tuple[Any, ...] | None,
-                 waiting: tuple[Any, ...] | None, ok: bool, starting: bool) -> None:
-        self.app = app
-        self.key = key
-        self.waiting = waiting
-        self.ok = ok
-        self.starting = starting
+        if key != old:
+            _rekey(self._order, old, key)
+            if key is None:
+                del self._keys[path]
+            else:
+                self._keys[path] = key
 
 
 class AppOrder:
@@ -244,17 +237,24 @@ class AppOrder:
       fifo order when none is starting (``001`` "Handling queue with a FAIR
       sort policy"), read from a second list of the waiting ones.
 
-    A cache: copying or pickling a queue gives an empty one, rebuilt at first use.
+    Sorted lists as in :class:`ChildOrder`, keys ending in the id (unique) and
+    the application. A cache: copying or pickling a queue gives an empty one,
+    rebuilt at first use.
     """
 
-    __slots__ = ("_base", "_entries", "_order", "_settings", "_starting", "_waiting", "stale")
+    __slots__ = ("_base", "_first", "_keys", "_ok", "_order", "_policy", "_starting",
+                 "_waiting", "stale")
 
     def __init__(self) -> None:
-        self._order: Any = SortedList()
-        self._waiting: Any = SortedList()
-        self._entries: dict[str, _AppEntry] = {}
+        self._order: list[tuple[Any, ...]] = []
+        self._keys: dict[str, tuple[Any, ...]] = {}
+        # stateaware only: the waiting applications in fifo order, which of the others
+        # may go (running or starting), and how many are starting.
+        self._waiting: list[tuple[Any, ...]] = []
+        self._ok: dict[str, tuple[tuple[Any, ...] | None, bool, bool]] = {}
         self._starting = 0
-        self._settings: tuple[str, bool] | None = None
+        self._policy = ""
+        self._first = True
         self._base: dict[str, int] = {}
         self.stale: dict[str, None] = {}
 
@@ -262,80 +262,99 @@ class AppOrder:
         return (AppOrder, ())
 
     def walk(self, queue: Queue, capacity: ResourceView) -> Iterator[Application]:
-        settings = (queue.sort_policy, queue.priority_sort)
-        policy = settings[0]
-        if settings != self._settings or (
+        policy = queue.sort_policy
+        if policy != self._policy or queue.priority_sort != self._first or (
                 policy == "fair" and (queue.guaranteed or capacity) != self._base):
-            self._rebuild(queue, settings, capacity)
+            self._rebuild(queue, capacity)
         elif self.stale:
             apps = queue.apps
             for app_id in self.stale:
                 self._set(app_id, apps.get(app_id))
             self.stale.clear()
-        entries = self._entries
         if policy != "stateaware":
-            return (entries[key[-1]].app for key in self._order)
-        admit = self._waiting[0][-1] if self._waiting and not self._starting else None
-        return (entry.app for entry in (entries[key[-1]] for key in self._order)
-                if entry.ok or entry.app.id == admit)
+            return map(_LAST, self._order)
+        admit = self._waiting[0][-2] if self._waiting and not self._starting else None
+        ok = self._ok
+        return (key[-1] for key in self._order if ok[key[-2]][1] or key[-2] == admit)
 
-    def _rebuild(self, queue: Queue, settings: tuple[str, bool], capacity: ResourceView) -> None:
-        self._settings = settings
-        self._base = dict(queue.guaranteed or capacity) if settings[0] == "fair" else {}
+    def _rebuild(self, queue: Queue, capacity: ResourceView) -> None:
+        self._policy = queue.sort_policy
+        self._first = queue.priority_sort
+        self._base = dict(queue.guaranteed or capacity) if self._policy == "fair" else {}
         self._order.clear()
+        self._keys.clear()
         self._waiting.clear()
-        self._entries.clear()
+        self._ok.clear()
         self._starting = 0
         self.stale.clear()
         for app_id, app in queue.apps.items():
             self._set(app_id, app)
 
-    def _key(self, app: Application) -> tuple[Any, ...]:
-        policy, first = self._settings or ("fifo", True)
-        if policy == "fair":
-            shares = res.shares(res.add(app.allocated, app.placeholder_allocated), self._base)
-            return ((-app.priority, shares, app.submit_seq, app.id) if first
-                    else (shares, -app.priority, app.submit_seq, app.id))
-        if first:
-            return (-app.priority, app.submit_time, app.id)
-        return (app.submit_time, -app.priority, app.id)
-
     def _set(self, app_id: str, app: Application | None) -> None:
-        old = self._entries.get(app_id)
-        if app is None:
-            if old is not None:
-                self._drop(app_id, old)
-            return
-        pending = bool(app.pending_asks)
-        key = self._key(app) if pending else None
-        waiting: tuple[Any, ...] | None = None
-        ok = starting = False
-        if self._settings is not None and self._settings[0] == "stateaware":
+        key: tuple[Any, ...] | None = None
+        if app is not None and app.pending_asks:
+            if self._policy == "fair":
+                shares = res.shares(res.add(app.allocated, app.placeholder_allocated),
+                                    self._base)
+                key = ((-app.priority, shares, app.submit_seq, app_id, app) if self._first
+                       else (shares, -app.priority, app.submit_seq, app_id, app))
+            elif self._first:
+                key = (-app.priority, app.submit_time, app_id, app)
+            else:
+                key = (app.submit_time, -app.priority, app_id, app)
+        old = self._keys.get(app_id)
+        if key != old:
+            _rekey(self._order, old, key)
+            if key is None:
+                del self._keys[app_id]
+            else:
+                self._keys[app_id] = key
+        if self._policy == "stateaware":
+            self._state_aware(app_id, app)
+
+    def _state_aware(self, app_id: str, app: Application | None) -> None:
+        """Which applications stateaware lets go: running or starting ones (Accepted and
+        holding allocations, counted whether pending or not), and the first waiting one."""
+        entry: tuple[tuple[Any, ...] | None, bool, bool] | None = None
+        if app is not None:
             accepted = app.state == "Accepted"
             held = bool(app.allocations)
             starting = accepted and held
-            ok = app.state in _RUNNING or starting
-            if pending and accepted and not held:
-                waiting = (app.submit_time, -app.priority, app.id)
-        if old is not None:
-            if (old.app is app and old.key == key and old.waiting == waiting
-                    and old.ok == ok and old.starting == starting):
-                return
-            self._drop(app_id, old)
-        if key is not None:
-            self._order.add(key)
-        if waiting is not None:
-            self._waiting.add(waiting)
-        self._starting += starting
-        self._entries[app_id] = _AppEntry(app, key, waiting, ok, starting)
-
-    def _drop(self, app_id: str, entry: _AppEntry) -> None:
-        if entry.key is not None:
-            self._order.remove(entry.key)
-        if entry.waiting is not None:
-            self._waiting.remove(entry.waiting)
-        self._starting -= entry.starting
-        del self._entries[app_id]
+            waiting = ((app.submit_time, -app.priority, app_id, app)
+                       if accepted and not held and app.pending_asks else None)
+            entry = (waiting, app.state in _RUNNING or starting, starting)
+        old = self._ok.get(app_id)
+        if entry == old:
+            return
+        _rekey(self._waiting, old[0] if old else None, entry[0] if entry else None)
+        self._starting += (entry[2] if entry else 0) - (old[2] if old else 0)
+        if entry is None:
+            del self._ok[app_id]
+        else:
+            self._ok[app_id] = entry
 
 
+def _rekey(order: list[tuple[Any, ...]], old: tuple[Any, ...] | None,
+            new: tuple[Any, ...] | None) -> None:
+    """Replace ``old`` by ``new`` in the sorted list (either may be None: add or remove).
+
+    A re-keyed entry often keeps its place (another allocation in a fair queue
+    rarely overtakes every neighbour): then the key is swapped in place.
+    """
+    if old is None:
+        if new is not None:
+            insort(order, new)
+        return
+    i = bisect_left(order, old)
+    if new is not None and (i == 0 or order[i - 1] < new) and (
+            i + 1 == len(order) or new < order[i + 1]):
+        order[i] = new
+        return
+    del order[i]
+    if new is not None:
+        insort(order, new)
+
+
+_NONE: dict[str, int] = {}
+_LAST = itemgetter(-1)
 _RUNNING = ("Running", "Completing")

@@ -29,7 +29,7 @@ def fire_app(p: PartitionState, app: Application, trigger: str, why: str = "") -
     """
     source = app.state
     p.core.fire(app, trigger, p.rm_id, why=why)
-    policies.app_changed(app)
+    policies.app_used(app)
     if trigger == "run":
         app.completing_timed_out = False
     if source == "Accepted" and app.state == "Running":
