@@ -130,7 +130,7 @@ def _idle_cost(api: Scheduler, rounds: int = 200) -> float:
 
 
 SHAPES = ("many_small", "many_small_fair", "half_unfit", "half_unfit_distinct",
-          "bench_plus_unfit")
+          "bench_plus_unfit", "limits", "priorities")
 
 SHAPE_CONFIG = """
 partitions:
@@ -145,6 +145,129 @@ partitions:
           - name: q4
 """
 
+LIMITS_LEAF = """              - name: l{leaf}
+                limits:
+                  - users: [user-{first}, user-{second}]
+                    maxresources: {{memory: 200}}
+                    maxapplications: 1
+                  - users: ["*"]
+                    maxresources: {{memory: 400}}
+                    maxapplications: 2
+{group}"""
+
+LIMITS_GROUP = """                  - groups: [team-{team}]
+                    maxresources: {{memory: 20000}}
+                  - groups: ["*"]
+                    maxresources: {{memory: 50000}}
+                    maxapplications: 1000
+"""
+
+
+def limits_config() -> str:
+    """``limits``: four parents of five leaves; named and wildcard user and group limits on
+    root, every parent and every leaf, none of them reached (each user asks for 100 memory).
+
+    User ``user-i`` (groups ``team-{i % 10}`` and ``all``) runs one application in leaf
+    ``i % 20``. Even leaves limit their team, so its users are tracked for that group
+    there; odd leaves do not, so theirs resolve to a parent's named group (teams 1 and 3)
+    or, failing that, to root's wildcard group.
+    """
+    parents = []
+    for parent in range(4):
+        leaves = []
+        for j in range(5):
+            leaf = parent * 5 + j
+            group = LIMITS_GROUP.format(team=leaf % 10) if leaf % 2 == 0 else ""
+            leaves.append(LIMITS_LEAF.format(leaf=leaf, first=leaf, second=leaf + 20,
+                                             group=group))
+        parents.append(
+            f"          - name: p{parent}\n"
+            "            limits:\n"
+            f"              - users: [user-{parent}, user-{parent + 4}]\n"
+            "                maxresources: {memory: 500}\n"
+            "              - users: [\"*\"]\n"
+            "                maxresources: {memory: 800}\n"
+            "                maxapplications: 5\n"
+            "              - groups: [team-1, team-3]\n"
+            "                maxresources: {memory: 50000}\n"
+            "                maxapplications: 500\n"
+            "              - groups: [\"*\"]\n"
+            "                maxresources: {memory: 100000}\n"
+            "                maxapplications: 1000\n"
+            "            queues:\n" + "".join(leaves))
+    return (
+        "partitions:\n  - name: default\n    queues:\n      - name: root\n"
+        "        submitacl: \"*\"\n"
+        "        limits:\n"
+        "          - users: [\"*\"]\n"
+        "            maxresources: {memory: 1000}\n"
+        "            maxapplications: 10\n"
+        "          - groups: [team-0]\n"
+        "            maxresources: {memory: 100000}\n"
+        "          - groups: [\"*\"]\n"
+        "            maxresources: {memory: 1000000}\n"
+        "            maxapplications: 1000\n"
+        "        queues:\n" + "".join(parents))
+
+
+PRIORITIES_CONFIG = """
+partitions:
+  - name: default
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: high
+            properties:
+              priority.offset: "100"
+            queues:
+              - name: fifo
+              - name: fair
+                properties:
+                  application.sort.policy: fair
+          - name: fenced
+            properties:
+              priority.policy: fence
+              priority.offset: "-10"
+            queues:
+              - name: fifo
+              - name: stateaware
+                properties:
+                  application.sort.policy: stateaware
+          - name: plain
+            properties:
+              application.sort.priority: disabled
+            queues:
+              - name: fifo
+              - name: fair
+                properties:
+                  application.sort.policy: fair
+"""
+
+PRIORITY_LEAVES = ("root.high.fifo", "root.high.fair", "root.fenced.fifo",
+                   "root.fenced.stateaware", "root.plain.fifo", "root.plain.fair")
+
+
+def _shape_apps(shape: str) -> tuple[str, list[tuple[str, str, str, list[str]]]]:
+    """The configuration and the applications (id, queue, user, groups) of a shape."""
+    if shape == "limits":
+        return limits_config(), [
+            (f"app-{i}", f"root.p{i % 20 // 5}.l{i % 20}", f"user-{i}", [f"team-{i % 10}", "all"])
+            for i in range(1000)]
+    if shape == "priorities":
+        return PRIORITIES_CONFIG, [
+            (f"app-{i}", PRIORITY_LEAVES[i % len(PRIORITY_LEAVES)], "bench", [])
+            for i in range(1000)]
+    props = ("        properties:\n          application.sort.policy: fair\n"
+             if shape == "many_small_fair" else "")
+    config = SHAPE_CONFIG.format(properties=props)
+    if shape == "bench_plus_unfit":
+        apps = [("app-1", "root.q1"), ("app-2", "root.q2"), ("big-1", "root.q3"),
+                ("big-2", "root.q4")]
+    else:
+        apps = [(f"app-{i}", f"root.q{i % 4 + 1}") for i in range(1000)]
+    return config, [(a, q, "bench", []) for a, q in apps]
+
 
 def run_shape(shape: str, nodes: int) -> dict[str, Any]:
     """Shapes the benchmark does not cover (docs/performance.md, "Other shapes").
@@ -154,34 +277,35 @@ def run_shape(shape: str, nodes: int) -> dict[str, Any]:
     every second application asks for 10x a node (5,000 asks never fit, one
     size); ``half_unfit_distinct``: the same with every never-fit ask of a
     different size; ``bench_plus_unfit``: the benchmark plus two applications
-    whose ask is larger than any node. The window runs from the asks' arrival
+    whose ask is larger than any node; ``limits``: 1,000 users, one application
+    each, over 20 leaves with named and wildcard user and group limits on every
+    level (``limits_config``), none reached; ``priorities``: 1,000 applications
+    whose ten asks have mixed priorities, in leaves under a parent with a
+    ``priority.offset``, a fenced one and one with priority sorting off, with
+    fifo, fair and stateaware leaves. The window runs from the asks' arrival
     until a ``schedule()`` places nothing more; ``idle_with_pending_us`` is one
     more ``schedule()`` with the unplaceable asks still pending.
     """
     if shape not in SHAPES:
         raise ValueError(f"unknown shape {shape!r}; one of {', '.join(SHAPES)}")
-    props = ("        properties:\n          application.sort.policy: fair\n"
-             if shape == "many_small_fair" else "")
+    config, apps = _shape_apps(shape)
     shim = CountingShim()
     api = Scheduler()
     api.register_resource_manager(si.RegisterResourceManagerRequest(
-        rm_id=RM_ID, config=SHAPE_CONFIG.format(properties=props)), shim)
-    if shape == "bench_plus_unfit":
-        apps = [("app-1", "root.q1"), ("app-2", "root.q2"), ("big-1", "root.q3"),
-                ("big-2", "root.q4")]
-    else:
-        apps = [(f"app-{i}", f"root.q{i % 4 + 1}") for i in range(1000)]
+        rm_id=RM_ID, config=config), shim)
     api.update_application(si.ApplicationRequest(rm_id=RM_ID, new=[
         si.AddApplicationRequest(application_id=a, queue_name=q,
-                                 ugi=si.UserGroupInformation(user="bench"))
-        for a, q in apps]))
+                                 ugi=si.UserGroupInformation(user=user, groups=groups))
+        for a, q, user, groups in apps]))
+    if shim.accepted_apps != len(apps):
+        raise RuntimeError(f"{shape}: set-up failed: {shim.rejections[:3]}")
     per_node = 10000 // nodes + 1
     node_memory = 10 * per_node
     api.update_node(si.NodeRequest(rm_id=RM_ID, nodes=[
         si.NodeInfo(node_id=f"node-{i}", action=si.NodeAction.CREATE,
                     schedulable_resource=si.Resource.of(memory=node_memory, vcore=per_node))
         for i in range(nodes)]))
-    asks, expected = _shape_asks(shape, apps, node_memory)
+    asks, expected = _shape_asks(shape, [(a, q) for a, q, _u, _g in apps], node_memory)
     gc.collect()
     start = time.perf_counter()
     api.update_allocation(si.AllocationRequest(rm_id=RM_ID, asks=asks))
@@ -203,9 +327,11 @@ def run_shape(shape: str, nodes: int) -> dict[str, Any]:
 def _shape_asks(
     shape: str, apps: list[tuple[str, str]], node_memory: int
 ) -> tuple[list[si.AllocationAsk], int]:
-    def ask(app: str, key: str, memory: int, repeats: int = 1) -> si.AllocationAsk:
+    def ask(app: str, key: str, memory: int, repeats: int = 1,
+            priority: int = 0) -> si.AllocationAsk:
         return si.AllocationAsk(allocation_key=key, application_id=app, max_allocations=repeats,
-                                resource_ask=si.Resource.of(memory=memory, vcore=1))
+                                resource_ask=si.Resource.of(memory=memory, vcore=1),
+                                priority=priority)
 
     if shape == "bench_plus_unfit":
         asks = [ask(a, "alloc-1", 10, 5000) for a in ("app-1", "app-2")]
@@ -217,6 +343,11 @@ def _shape_asks(
     for i, (app, _queue) in enumerate(apps):
         never_fits = shape.startswith("half_unfit") and i % 2 == 1
         for k in range(10):
+            if shape == "priorities":
+                # Mixed within an application too, so its priority falls as asks are placed.
+                asks.append(ask(app, f"ask-{k}", 10, priority=(i * 7 + k * 3) % 5 * 10 - 20))
+                expected += 1
+                continue
             if not never_fits:
                 asks.append(ask(app, f"ask-{k}", 10))
                 expected += 1

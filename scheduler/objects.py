@@ -361,8 +361,10 @@ class Queue:
     __slots__ = (
         "adminacl",
         "allocated",
+        "app_order",
         "apps",
         "chain",
+        "child_order",
         "child_template",
         "children",
         "guaranteed",
@@ -423,6 +425,10 @@ class Queue:
         self.over_quota_reason = ""
         # YuniKorn childtemplate: settings for leaf queues created below this one.
         self.child_template: ChildTemplateConfig | None = None
+        # The applications (leaf) and children (parent) kept in policy order between
+        # scheduling steps (``policies.AppOrder``, ``ChildOrder``): caches, built at first use.
+        self.app_order: Any = None
+        self.child_order: Any = None
 
     @property
     def event_id(self) -> str:

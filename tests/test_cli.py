@@ -381,6 +381,33 @@ def test_bench_prints_figures_as_last_line(capsys: pytest.CaptureFixture[str]) -
         200 / figures["seconds"], rel=0.05)
 
 
+@pytest.mark.parametrize("shape", ["limits", "priorities"])
+def test_the_limits_and_priorities_shapes_place_every_pod(shape: str) -> None:
+    """``run_shape`` raises unless every one of the 10,000 pods is placed."""
+    from scheduler.bench import run_shape
+
+    figures = run_shape(shape, 100)
+    assert figures["allocations"] == figures["asks"] == 10_000
+
+
+def test_the_limits_shape_limits_bind_when_a_user_asks_for_more() -> None:
+    """The ``limits`` shape's limits are real: past its named limit (200 memory on its
+    leaf) a user gets nothing more, and past the wildcard one (400) neither does another."""
+    from scenario_helpers import Env
+
+    from scheduler.bench import limits_config
+
+    env = Env(limits_config())
+    env.add_node("n1", 100_000, vcore=100_000)
+    env.add_app("named", "root.p0.l1", user="user-1", groups=["team-1"])
+    env.add_app("other", "root.p0.l1", user="user-41", groups=["team-1"])
+    env.ask("named", "k", 10, vcore=1, repeats=50)
+    env.ask("other", "k", 10, vcore=1, repeats=50)
+    env.schedule()
+    assert len(env.allocs_by("named")) == 20
+    assert len(env.allocs_by("other")) == 40
+
+
 def test_a_reader_that_goes_away_ends_the_output_quietly(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

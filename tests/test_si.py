@@ -911,6 +911,19 @@ def test_model_construct_matches_validated_construction() -> None:
             ),
         ),
         (si.EventRecord.model_construct(), si.EventRecord()),
+        (  # every field in declaration order: the fast path
+            si.Allocation.model_construct(
+                allocation_key="k", allocation_tags={"t": "v"}, uuid="k-1",
+                resource_per_alloc=resource, priority=3, node_id="n", application_id="a",
+                partition_name="p", task_group_name="", placeholder=False,
+            ),
+            si.Allocation(
+                allocation_key="k", allocation_tags={"t": "v"}, uuid="k-1",
+                resource_per_alloc=si.Resource.of(memory=10, vcore=1), priority=3,
+                node_id="n", application_id="a", partition_name="p", task_group_name="",
+                placeholder=False,
+            ),
+        ),
         (
             si.AllocationAskRelease.model_construct(
                 application_id="a", allocation_key="k", termination_type=si.TerminationType.TIMEOUT
@@ -922,6 +935,7 @@ def test_model_construct_matches_validated_construction() -> None:
         assert type(constructed) is type(validated)
         assert constructed == validated
         assert constructed.model_fields_set == validated.model_fields_set
+        assert list(vars(constructed)) == list(vars(validated))  # same field order
         assert constructed.model_dump(by_alias=True) == validated.model_dump(by_alias=True)
         assert constructed.model_dump_json(by_alias=True) == validated.model_dump_json(
             by_alias=True

@@ -73,8 +73,8 @@ FIELDS: dict[str, dict[str, str]] = {
         "reservation": "reservation", "reserved_at": "seq", "sort_key": "score", "state": "v",
     },
     "Queue": {
-        "adminacl": "str", "allocated": "v", "apps": "keys", "chain": "skip",
-        "child_template": "str",
+        "adminacl": "str", "allocated": "v", "app_order": "skip", "apps": "keys",
+        "chain": "skip", "child_order": "skip", "child_template": "str",
         "children": "keys", "guaranteed": "v", "is_leaf": "v", "limits": "str", "managed": "v",
         "max": "v",
         "max_applications": "v", "name": "v", "over_quota_reason": "v", "parent": "skip",
@@ -91,8 +91,8 @@ FIELDS: dict[str, dict[str, str]] = {
 without the name; ``keys`` the keys of a mapping; ``str`` the text of a
 configuration object; ``skip`` a back reference, a token (timers carry
 liveness instead), a name the record is already filed under, or a value
-derived from fields that are read (a queue's chain of paths, an
-application's limit keys).
+derived from fields that are read (a queue's chain of paths, its
+applications and children in policy order, an application's limit keys).
 """
 
 

@@ -93,19 +93,23 @@ def report_failed(p: PartitionState, app: Application, ask: Ask, prefix: str = "
 def unplaceable_reason(p: PartitionState, app: Application, ask: Ask) -> str:
     """Why no node takes the ask now, nor can be reserved for it, as a shim would say it.
 
-    Walks the nodes once more, so it runs only when an ask turns FAILED: no
-    schedulable node, none large enough, the ones that fit reserved for other
-    asks, or the shim's predicates refused them.
+    Runs only when an ask turns FAILED: no schedulable node, none large enough
+    (read off ``room_ceiling`` without a walk, as every ask larger than any
+    node turns FAILED once), the ones that fit reserved for other asks, or the
+    shim's predicates refused them (those walk the nodes once more).
     """
     r = ask.resource
-    nodes = list(p.node_order)
-    if not nodes:
+    count = len(p.node_order)
+    if not count:
         draining = len(p.nodes)
         return f"partition {p.name} has no schedulable node" + (
             f" ({draining} draining)" if draining else "")
-    fit = [n for n in nodes if res.fits(r, res.sub(n.capacity, n.occupied))]
-    if not fit:
-        return (f"ask {ask.key} needs {res.to_str(r)}, more than any of the {len(nodes)} "
+    if not res.fits(r, p.room_ceiling()):
+        return (f"ask {ask.key} needs {res.to_str(r)}, more than any of the {count} "
+                "schedulable nodes can hold")
+    fit = [n for n in p.node_order if res.fits(r, res.sub(n.capacity, n.occupied))]
+    if not fit:  # within the per-type maximum, yet no single node is large enough
+        return (f"ask {ask.key} needs {res.to_str(r)}, more than any of the {count} "
                 "schedulable nodes can hold")
     mine = (app.id, ask.key)
     taken = [n for n in fit if n.reservation is not None and n.reservation != mine]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from statemachines.application import LIVE
 
+from .. import policies, si, ugm
 from .. import resources as res
-from .. import si, ugm
 from ..config import sort_policy
 from ..objects import Application, Queue
 from ..placement import Placement, QueueInfo, place, qualify
@@ -59,6 +59,7 @@ def add_application(p: PartitionState, req: si.AddApplicationRequest) -> None:
     app.admission = (queue.sort_policy, tuple(
         (q.path, dict(q.max)) for q in queue.ancestry() if q.max is not None))
     queue.apps[app_id] = app
+    policies.app_changed(app)
     app.tracked_group = ugm.resolve_group(groups, queue.ancestry())
     if app.tracked_group:
         app.limited_by = ((ugm.USER, user), (ugm.GROUP, app.tracked_group))
@@ -147,6 +148,7 @@ def remove_application(p: PartitionState, app_id: str) -> bool:
         ledger.report_release(p, alloc, TT.STOPPED_BY_RM, "application removed by the RM")
     if app.queue is not None:
         app.queue.apps.pop(app.id, None)
+        policies.app_changed(app)
     app.timer_token += 1
     del p.apps[app_id]
     ledger.update_running_count(p, app)
@@ -161,6 +163,7 @@ def finish(p: PartitionState, app: Application, trigger: str) -> None:
     appstate.fire_app(p, app, trigger)
     if app.queue is not None:
         app.queue.apps.pop(app.id, None)
+        policies.app_changed(app)
     for ask in list(app.asks.values()):
         asks.drop_ask(p, ask, f"application {app.state.lower()}")
     appstate.start_app_timer(p, app, appstate.TERMINATED_RETENTION, "expire")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from statemachines.application import SCHEDULABLE
 
+from .. import policies
 from ..context import transition_sentence
 from ..objects import Application
 from . import ledger, reservations
@@ -28,6 +29,7 @@ def fire_app(p: PartitionState, app: Application, trigger: str, why: str = "") -
     """
     source = app.state
     p.core.fire(app, trigger, p.rm_id, why=why)
+    policies.app_used(app)
     if trigger == "run":
         app.completing_timed_out = False
     if source == "Accepted" and app.state == "Running":

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from statemachines.application import LIVE, STARTED
 
-from .. import priority, si
+from .. import policies, priority, si
 from .. import resources as res
 from ..objects import Allocation, Application, Ask, Queue
 from .state import PartitionState
@@ -28,9 +28,11 @@ def bind(p: PartitionState, alloc: Allocation) -> None:
     p.node_order.update(node)
     app.allocations[alloc.uuid] = alloc
     res.add_into(app.placeholder_allocated if alloc.placeholder else app.allocated, r)
+    policies.app_used(app)
     if app.queue is not None:
         for q in app.queue.ancestry():
             res.add_into(q.allocated, r)
+            policies.queue_changed(q)
         p.users.add(app.limited_by, app.queue.chain, r, 1)
     p.allocations[alloc.uuid] = alloc
     update_running_count(p, app)
@@ -46,8 +48,10 @@ def unbind(p: PartitionState, alloc: Allocation) -> None:
         p.node_order.update(node)
     if app.allocations.pop(alloc.uuid, None) is not None:
         res.sub_from(app.placeholder_allocated if alloc.placeholder else app.allocated, r)
+        policies.app_used(app)
         for q in app.queue.ancestry() if app.queue else ():
             res.sub_from(q.allocated, r)
+            policies.queue_changed(q)
             if q.over_quota_reason:
                 refresh_quota_flag(q, q.over_quota_reason)
         if app.queue is not None:
@@ -60,23 +64,31 @@ def unbind(p: PartitionState, alloc: Allocation) -> None:
 def add_pending(app: Application, ask: Ask) -> None:
     """Register a Pending ask's repeats on the application and its queue path."""
     app.asks[ask.key] = ask
+    was_pending, old_priority = bool(app.pending_asks), app.priority
     app.pending_asks[ask.sort_key] = ask
     delta = res.multiply(ask.resource, ask.pending_repeats)
     res.add_into(app.pending, delta)
     for q in app.queue.ancestry() if app.queue else ():
+        if not q.pending:
+            policies.queue_changed(q)  # it joins its parent's order
         res.add_into(q.pending, delta)
     priority.refresh_app(app)
+    reorder(app, was_pending, old_priority)
 
 
 def remove_pending(app: Application, ask: Ask) -> None:
     """Take a Pending ask's remaining repeats off the application and its queue path."""
+    was_pending, old_priority = bool(app.pending_asks), app.priority
     app.pending_asks.pop(ask.sort_key, None)
     delta = res.multiply(ask.resource, ask.pending_repeats)
     res.sub_from(app.pending, delta)
     for q in app.queue.ancestry() if app.queue else ():
         res.sub_from(q.pending, delta)
+        if not q.pending:
+            policies.queue_changed(q)  # it leaves its parent's order
     ask.pending_repeats = 0
     priority.refresh_app(app)
+    reorder(app, was_pending, old_priority)
 
 
 def consume_repeat(p: PartitionState, app: Application, ask: Ask) -> None:
@@ -85,12 +97,28 @@ def consume_repeat(p: PartitionState, app: Application, ask: Ask) -> None:
     res.sub_from(app.pending, r)
     for q in app.queue.ancestry() if app.queue else ():
         res.sub_from(q.pending, r)
+        if not q.pending:
+            policies.queue_changed(q)  # it leaves its parent's order
     ask.pending_repeats -= 1
     ask.allocated_count += 1
     if ask.pending_repeats == 0:
+        old_priority = app.priority
         del app.pending_asks[ask.sort_key]
         priority.refresh_app(app)
+        reorder(app, True, old_priority)
         p.core.fire(ask, "allocate", p.rm_id, app.id)
+
+
+def reorder(app: Application, was_pending: bool, old_priority: int) -> None:
+    """The application's pending asks changed: mark what the kept orders read from that
+    (``policies``). Pending amounts are not in any key, only whether there are any; a
+    changed priority moves the application and may move every queue of its path."""
+    if app.priority != old_priority:
+        policies.app_changed(app)
+        for q in app.queue.ancestry() if app.queue else ():
+            policies.queue_changed(q)
+    elif was_pending != bool(app.pending_asks):
+        policies.app_changed(app)
 
 
 def update_running_count(p: PartitionState, app: Application) -> None:

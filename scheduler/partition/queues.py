@@ -11,7 +11,7 @@ configuration writes them in.
 
 from __future__ import annotations
 
-from .. import priority, si, ugm
+from .. import policies, priority, si, ugm
 from ..config import PartitionConfig, QueueConfig, parse_acl, sort_policy
 from ..errors import ConfigError
 from ..objects import Queue
@@ -34,6 +34,8 @@ def apply_config(p: PartitionState, config: PartitionConfig, initial: bool = Fal
     priority.rebuild(p.root)
     if not initial:
         _drain_unconfigured(p, seen)
+    # Guarantees, policies and priorities may all have changed: every order is rebuilt.
+    policies.forget(p.queues.values())
     p.limited = any(q.limits is not None for q in p.queues.values())
 
 
@@ -132,6 +134,7 @@ def create(p: PartitionState, paths: tuple[str, ...]) -> None:
                            else {})
         parent.children[name] = queue
         p.queues[path] = queue
+        policies.queue_changed(queue)
         p.core.event(p.rm_id, si.EventRecordType.QUEUE, path,
                      f"queue {path} created by a placement rule", si.EventChangeType.ADD)
 
@@ -145,6 +148,7 @@ def cleanup(p: PartitionState) -> None:
             p.core.fire(queue, "stop", p.rm_id)
             del p.queues[path]
             queue.parent.children.pop(queue.name, None)
+            policies.queue_changed(queue)
 
 
 def stop(p: PartitionState) -> None:

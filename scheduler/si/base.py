@@ -53,8 +53,10 @@ _M = TypeVar("_M", bound=BaseModel)
 
 _REQUIRED: Any = object()
 
-# per model: (field names, ((name, default_factory or None, default or _REQUIRED), ...))
-_ConstructPlan = tuple[frozenset[str], tuple[tuple[str, Callable[[], Any] | None, Any], ...]]
+# per model: (field names, ((name, default_factory or None, default or _REQUIRED), ...),
+# the names in declaration order)
+_ConstructPlan = tuple[frozenset[str], tuple[tuple[str, Callable[[], Any] | None, Any], ...],
+                       tuple[str, ...]]
 _CONSTRUCT_PLANS: dict[type[BaseModel], _ConstructPlan] = {}
 
 
@@ -80,7 +82,7 @@ def _construct_plan(cls: type[BaseModel]) -> _ConstructPlan:
                 steps.append((name, None, _REQUIRED))
             else:
                 steps.append((name, None, field.default))
-        plan = (frozenset(cls.model_fields), tuple(steps))
+        plan = (frozenset(cls.model_fields), tuple(steps), tuple(cls.model_fields))
         _CONSTRUCT_PLANS[cls] = plan
     return plan
 
@@ -101,7 +103,11 @@ class _Message(BaseModel):
         filled in, ``model_fields_set`` = the names passed).  Aliases and
         unknown keys take pydantic's own path.
         """
-        names, steps = _construct_plan(cls)
+        names, steps, order = _construct_plan(cls)
+        if len(values) == len(order) and tuple(values) == order:
+            # Every field, in declaration order (the outbox passes them so): the kwargs
+            # dict is already what the loop below would build.
+            return _new(cls, values, set(values) if _fields_set is None else _fields_set)
         if not names.issuperset(values):
             return super().model_construct(_fields_set, **values)
         data: dict[str, Any] = {}
