@@ -206,11 +206,12 @@ MUTANTS: tuple[Mutant, ...] = (
     M("priority.apps_by_policy_only", "priority",
       "YuniKorn sortApplications: with application.sort.priority enabled, a leaf's "
       "applications go by priority first, then by the policy",
-      policies, "ordered_apps", "first = queue.priority_sort", "first = False"),
+      policies.AppOrder, "_set", "elif self._first:", "elif False:"),
     M("priority.queues_tie_break_only", "priority",
       "YuniKorn sortQueue: with application.sort.priority enabled, a parent's children go by "
       "priority first, then by their usage share",
-      policies, "ordered_children", "if queue.priority_sort:", "if False:"),
+      policies.ChildOrder, "_set", "(-child.priority, shares, path, child) if self._sort",
+      "(-child.priority, shares, path, child) if False"),
 )
 
 
