@@ -140,6 +140,8 @@ def _partition(rng: random.Random, name: str) -> dict[str, Any]:
         part["nodesortpolicy"] = {"type": rng.choice(("fair", "binpacking"))}
     if rng.random() < 0.3:
         part["placementrules"] = _rules(rng, root)
+    if rng.random() < 0.15:
+        part["preemption"] = {"enabled": rng.choice((False, "false", True))}
     return part
 
 
@@ -172,6 +174,8 @@ def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
     if rng.random() < 0.3:
         q.setdefault("properties", {}).update(_priority(rng))
     if rng.random() < 0.3:
+        q.setdefault("properties", {}).update(_preemption(rng))
+    if rng.random() < 0.3:
         q["submitacl"] = rng.choice(ACLS)
     if rng.random() < 0.15:
         q["adminacl"] = rng.choice(ACLS)
@@ -191,6 +195,18 @@ def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
                 template["maxapplications"] = apps
             q["childtemplate"] = template
     return q
+
+
+def _preemption(rng: random.Random) -> dict[str, str]:
+    """Preemption properties (behaviour section 2.1): a policy (any case, or unknown:
+    default) and a delay as a Go duration (bad, zero or negative: 30 s)."""
+    props: dict[str, str] = {}
+    if rng.random() < 0.6:
+        props["preemption.policy"] = rng.choice(
+            ("fence", "disabled", "default", "Disabled", "none"))
+    if rng.random() < 0.6:
+        props["preemption.delay"] = rng.choice(("1ms", "5s", "1m", "0s", "-2s", "x", "1m30s"))
+    return props
 
 
 def _priority(rng: random.Random) -> dict[str, str]:

@@ -16,6 +16,7 @@ from scheduler.trace import Step
 
 from .. import model
 from ..configs import CORE, NAMESPACES, USERS
+from ..shim import REQUIRED_NODE
 from . import TT, Gen, rule
 from .time import confirmations
 
@@ -136,7 +137,22 @@ def add_ask(g: Gen) -> Iterator[Step]:
     yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[_ask(
         g, app_id, key, g.rng.choice((5, 10, 30, 50)), g.rng.randint(1, 3),
         priority=g.rng.choice((0, 0, 5, 10, -5)),
-        execution_timeout_milli_seconds=g.pick(list(g.scenario.ask_timeouts)))]))
+        execution_timeout_milli_seconds=g.pick(list(g.scenario.ask_timeouts)),
+        **_preemption_fields(g))]))
+
+
+def _preemption_fields(g: Gen) -> dict[str, Any]:
+    """Sometimes a PreemptionPolicy (opted in or out), sometimes a required node."""
+    fields: dict[str, Any] = {}
+    if g.rng.random() < 0.3:
+        fields["preemption_policy"] = si.PreemptionPolicy(
+            allow_preempt_self=g.rng.random() < 0.7, allow_preempt_other=g.rng.random() < 0.7)
+    if g.rng.random() < 0.1:
+        fields["originator"] = True
+    rv = g.rv
+    if rv is not None and rv.nodes and g.rng.random() < 0.08:
+        fields["tags"] = {REQUIRED_NODE: g.pick(sorted(rv.nodes))}
+    return fields
 
 
 @rule(1)
@@ -306,3 +322,54 @@ def _priority_home(g: Gen) -> tuple[str, str, tuple[str, ...], str, str] | None:
                     if a != b and a.rsplit(".", 1)[0] == b.rsplit(".", 1)[0]:
                         homes.append((name, user, groups, a, b))
     return homes[g.rng.randrange(len(homes))] if homes else None
+
+
+@rule(1)
+def preemption_story(g: Gen) -> Iterator[Step]:
+    """A queue over its guarantee holds the room an ask of a queue under its guarantee needs.
+
+    General preemption needs a leaf above its guarantee, an ask that may preempt
+    in a leaf with a guarantee, the ask failing its headroom or every node, and
+    the clock past the leaf's preemption.delay: a dozen steps in order. Then
+    the shim confirms the victims (or not) and the cycle places the ask. One in
+    four stories is a required-node ask on a node that is full instead.
+    """
+    home = _priority_home(g)
+    if home is None:
+        return
+    partition, user, groups, victim_leaf, ask_leaf = home
+    ugi = si.UserGroupInformation(user=user, groups=list(groups))
+    hog, late = g.new_id("app-"), g.new_id("app-")
+    size = g.rng.choice((10, 20, 30))
+    yield _add(g, si.AddApplicationRequest(
+        application_id=hog, queue_name=victim_leaf, partition_name=partition, ugi=ugi))
+    yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
+        _ask(g, hog, g.new_id("ask-"), size, g.rng.randint(2, 8),
+             priority=g.rng.choice((0, 0, -5, 10)), **_victim_policy(g))]))
+    yield Step.schedule()
+    yield _add(g, si.AddApplicationRequest(
+        application_id=late, queue_name=ask_leaf, partition_name=partition, ugi=ugi))
+    rv = g.rv
+    required: dict[str, Any] = {}
+    if rv is not None and g.rng.random() < 0.25:
+        busy = sorted({a.node for a in rv.allocs.values() if a.app == hog})
+        if busy:
+            required = {"tags": {REQUIRED_NODE: g.pick(busy)}}
+    yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
+        _ask(g, late, g.new_id("ask-"), size, g.rng.randint(1, 2),
+             priority=g.rng.choice((0, 0, 10, -5)),
+             preemption_policy=si.PreemptionPolicy(
+                 allow_preempt_self=True, allow_preempt_other=g.rng.random() < 0.85),
+             **required)]))
+    yield Step.schedule()
+    yield Step.advance(g.rng.choice((2.0, 31.0, 61.0)))
+    yield Step.schedule()
+    yield from confirmations(g, g.rng.choice(("all", "all", "first", "none", "twice")))
+    yield Step.schedule()
+
+
+def _victim_policy(g: Gen) -> dict[str, Any]:
+    if g.rng.random() < 0.3:
+        return {"preemption_policy": si.PreemptionPolicy(
+            allow_preempt_self=g.rng.random() < 0.5, allow_preempt_other=False)}
+    return {}
