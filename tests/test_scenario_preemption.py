@@ -440,6 +440,23 @@ def test_required_node_ask_cancels_an_ordinary_reservation() -> None:
     assert env.violations() == []
 
 
+def test_required_node_ask_larger_than_its_node_leaves_other_reservations_alone() -> None:
+    """A required-node ask its node can never hold frees nothing: it reports so and keeps
+    its hands off the ordinary reservation there (cancelling it let the ordinary ask reserve
+    again, and the two took turns forever inside one ``schedule()``; found by the checker)."""
+    env = PEnv(config("- name: a\n"))
+    env.vnode("node-1", 10)
+    env.add_app("app-1", "root.a")
+    env.pask("app-1", "alloc-1", 7, other=False)
+    env.pask("app-1", "big", 5, other=False)
+    env.schedule()
+    env.add_app("app-2", "root.a")
+    env.pask("app-2", "ds", 30, other=False, node="node-1")
+    assert env.schedule() == 0
+    assert env.reserved("node-1") == [{"application_id": "app-1", "allocation_key": "big"}]
+    assert env.violations() == []
+
+
 def test_required_node_ask_never_displaces_another_required_node_reservation() -> None:
     """``TestRequiredNodeCancelDSReservations`` (partition_test.go): a required-node ask
     holds node-1 (it can not preempt the higher-priority allocation there); a second

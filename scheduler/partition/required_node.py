@@ -44,6 +44,11 @@ def try_required(p: PartitionState, app: Application, ask: Ask) -> int:
         allocate.set_scheduling_state(
             p, ask, SS.SKIPPED, f"waiting for its required node {ask.required_node}, which {why}")
         return NOTHING
+    if not res.fits(ask.resource, res.sub(node.capacity, node.occupied)):
+        # Checked before any reservation is cancelled: an ask the node can never hold frees
+        # nothing, and cancelling would let the ordinary ask reserve again, forever.
+        allocate.report_failed(p, app, ask, f"its required node {node.id} can never hold it: ")
+        return NOTHING
     mine = (app.id, ask.key)
     changed = False
     if node.reservation is not None and node.reservation != mine:
@@ -64,9 +69,6 @@ def try_required(p: PartitionState, app: Application, ask: Ask) -> int:
     if res.fits(ask.resource, node.available) and allocate.predicates(p, ask, node, True):
         allocate.allocate(p, app, ask, node)
         return ALLOCATED
-    if not res.fits(ask.resource, res.sub(node.capacity, node.occupied)):
-        allocate.report_failed(p, app, ask, f"its required node {node.id} can never hold it: ")
-        return PROGRESS if changed else NOTHING
     if node.reservation != mine:
         reservations.cancel(p, app.id, ask.key)
         reservations.reserve(p, app, ask, node)
