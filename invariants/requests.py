@@ -329,8 +329,7 @@ def begin_allocation(rv: RMView, call: Call, req: si.AllocationRequest) -> None:
             ask.task_group_name, ask.execution_timeout_milli_seconds,
             allocated=old.allocated if old is not None else 0, priority=ask.priority,
             sent=old.sent if old is not None else call.now,
-            may_preempt=policy is not None and policy.allow_preempt_other,
-            may_be_victim=policy is None or policy.allow_preempt_self,
+            may_preempt=_policy(policy)[0], may_be_victim=_policy(policy)[1],
             required_node=ask.tags.get(REQUIRED_NODE, ""), originator=ask.originator,
             preempted=old is not None and old.preempted)
     releases = req.releases
@@ -379,7 +378,15 @@ def _resent(old: AskView, ask: si.AllocationAsk) -> bool:
             and old.placeholder == (ask.placeholder and bool(ask.task_group_name))
             and old.task_group == ask.task_group_name
             and old.timeout_ms == ask.execution_timeout_milli_seconds
-            and old.priority == ask.priority and not ask.tags and not ask.originator)
+            and old.priority == ask.priority and not ask.tags and not ask.originator
+            and not old.required_node and not old.originator
+            and (old.may_preempt, old.may_be_victim) == _policy(ask.preemption_policy))
+
+
+def _policy(policy: si.PreemptionPolicy | None) -> tuple[bool, bool]:
+    """(allowPreemptOther, allowPreemptSelf); absent: may not preempt, may be a victim."""
+    return (False, True) if policy is None else (policy.allow_preempt_other,
+                                                 policy.allow_preempt_self)
 
 
 def end_allocation(m: Monitor, rv: RMView, call: Call, req: si.AllocationRequest) -> None:

@@ -110,7 +110,7 @@ def test_victim_priority_follows_offsets_and_fences(parent1: dict[str, str] | No
     part = _victims_tree(parent1, parent2)
     bound = preemption.victim_priority_bound(part, "root.parent1.leaf1", 0, "root",
                                              "root.parent2.leaf2")
-    assert (bound is not None and -1000 <= bound) is eligible
+    assert (bound is not None and bound >= -1000) is eligible
 
 
 def test_preemption_fence_is_the_first_fenced_queue_from_the_leaf_up() -> None:
