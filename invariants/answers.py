@@ -10,7 +10,7 @@ from __future__ import annotations
 import statemachines
 from scheduler import si
 
-from . import limits, model
+from . import limits, model, preemption
 from . import protocol as P
 from . import quantities as qty
 from .calls import Call, Monitor
@@ -60,7 +60,7 @@ def new_allocation(m: Monitor, rv: RMView, call: Call, msg: si.Allocation) -> No
     rv.allocs[msg.uuid] = AllocView(
         msg.uuid, msg.application_id, msg.allocation_key, msg.node_id, r, msg.placeholder,
         msg.task_group_name, call.now, ask.timeout_ms if ask is not None else 0,
-        sent=Kept(msg))
+        sent=Kept(msg), **(preemption.victim_fields(ask) if ask is not None else {}))
     m.name(msg.uuid, msg.application_id, msg.allocation_key)
     if ask is not None:
         ask.allocated += 1
@@ -156,7 +156,7 @@ def core_release(m: Monitor, rv: RMView, call: Call, rel: si.AllocationRelease) 
     if alloc.releasing is not None:
         m.report(P.RELEASES, subject, f"released {rel.termination_type.name} while a "
                  f"{alloc.releasing.name} release is unconfirmed")
-    if rel.termination_type not in (TT.TIMEOUT, TT.PLACEHOLDER_REPLACED):
+    if rel.termination_type not in (TT.TIMEOUT, TT.PLACEHOLDER_REPLACED, TT.PREEMPTED_BY_SCHEDULER):
         m.report(P.RELEASES, subject, f"released {rel.termination_type.name}, a type the "
                  "core does not start")
     alloc.releasing = rel.termination_type
@@ -168,6 +168,8 @@ def _reasons(rv: RMView, call: Call, alloc: AllocView) -> str:
     app = rv.apps.get(alloc.app)
     if app is None:
         return "unknown application"
+    if alloc.releasing == TT.PREEMPTED_BY_SCHEDULER:
+        return "preemption"  # judged as a whole decision by invariants.preemption
     if alloc.releasing == TT.PLACEHOLDER_REPLACED:
         fits = any(k.app == alloc.app and not k.placeholder and k.pending > 0
                    and k.task_group == alloc.task_group and qty.fits(k.resource, alloc.resource)

@@ -77,3 +77,7 @@ class Call:
     states_before: dict[str, str] = field(default_factory=dict)
     dump_before: str | None = None
     error: BaseException | None = None
+    reserved_before: dict[tuple[str, str], str] = field(default_factory=dict)
+    """The core's reservations when the call began: (application, ask) -> node."""
+    preemptions: list[tuple[str, str, str]] = field(default_factory=list)
+    """Asks that preempted in this call: (application, ask, required node or "")."""

@@ -57,17 +57,26 @@ partitions:
             submitacl: "alice"
             properties:
               application.sort.policy: fair
+              preemption.policy: fence
             resources:
               max: {memory: 150}
             queues:
               - name: b1
                 resources:
                   max: {memory: 80}
+                  guaranteed: {memory: 30}
               - name: b2
+                resources:
+                  guaranteed: {memory: 20}
+                properties:
+                  preemption.delay: 5s
           - name: c
             adminacl: " admins"
             properties:
               application.sort.policy: stateaware
+              preemption.policy: disabled
+            resources:
+              guaranteed: {memory: 10}
             limits:
               - groups: [devs]
                 maxresources: {memory: 80}
@@ -75,8 +84,58 @@ partitions:
                 maxapplications: 2
 """
 """The checker's fixed configuration: a quota on a leaf and on a parent, fair and
-stateaware leaves, ACLs by user, by group and by admin, a gang-eligible leaf, and
-group and wildcard user limits."""
+stateaware leaves, ACLs by user, by group and by admin, a gang-eligible leaf,
+group and wildcard user limits, guarantees on four leaves (one with a short
+preemption.delay), a preemption fence around a parent's leaves, and a leaf whose
+tasks are never preempted."""
+
+
+PREEMPTION = """\
+partitions:
+  - name: default
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: a
+            resources: {guaranteed: {memory: 20}}
+            properties: {preemption.delay: 1s}
+          - name: b
+            resources: {guaranteed: {memory: 30}}
+            properties: {priority.offset: "10", preemption.policy: fence}
+          - name: fenced
+            resources: {guaranteed: {memory: 30}}
+            properties: {preemption.policy: fence}
+            queues:
+              - name: f1
+                resources: {guaranteed: {memory: 20}}
+              - name: f2
+                resources: {guaranteed: {memory: 10}}
+          - name: kept
+            resources: {guaranteed: {memory: 10}}
+            properties: {preemption.policy: disabled}
+          - name: open
+          - name: low
+            properties: {priority.policy: fence, priority.offset: "-10"}
+            queues:
+              - name: l1
+                resources: {guaranteed: {memory: 10}}
+  - name: second
+    preemption: {enabled: false}
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: a
+            resources: {guaranteed: {memory: 20}}
+          - name: b
+            resources: {guaranteed: {memory: 20}}
+"""
+"""A configuration where preemption has something to decide: guarantees everywhere, a
+short delay, an offset, preemption fences (on a parent, and on a leaf: it can never
+preempt), a leaf never preempted, a leaf without a
+guarantee (never a victim source), a priority-fenced parent, and a second partition
+with preemption switched off."""
 
 
 @dataclass(frozen=True)
@@ -89,9 +148,13 @@ class Shape:
 
 
 def draw(rng: random.Random) -> Shape:
-    """A valid configuration drawn at random (the default one a quarter of the time)."""
-    if rng.random() < 0.25:
+    """A valid configuration drawn at random (the default one a quarter of the time, the
+    preemption one about a sixth)."""
+    draw = rng.random()
+    if draw < 0.25:
         return shape_of(DEFAULT)
+    if draw < 0.4:
+        return shape_of(PREEMPTION)
     for _ in range(20):
         text = _generate(rng)
         try:
@@ -140,6 +203,8 @@ def _partition(rng: random.Random, name: str) -> dict[str, Any]:
         part["nodesortpolicy"] = {"type": rng.choice(("fair", "binpacking"))}
     if rng.random() < 0.3:
         part["placementrules"] = _rules(rng, root)
+    if rng.random() < 0.25:
+        part["preemption"] = {"enabled": rng.choice((False, "false", True))}
     return part
 
 
@@ -157,7 +222,7 @@ def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
             q.setdefault("resources", {})["max"] = {"memory": mx}
             if rng.random() < 0.2:
                 q["resources"]["max"]["vcore"] = rng.choice((4, 8, 20))
-    if rng.random() < 0.3:
+    if rng.random() < 0.45:
         q.setdefault("resources", {})["guaranteed"] = {"memory": rng.choice((10, 20, 30))}
     apps = parent_apps
     if parent_apps is not None:
@@ -171,6 +236,8 @@ def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
         q["properties"] = {"application.sort.policy": policy}
     if rng.random() < 0.3:
         q.setdefault("properties", {}).update(_priority(rng))
+    if rng.random() < 0.3:
+        q.setdefault("properties", {}).update(_preemption(rng))
     if rng.random() < 0.3:
         q["submitacl"] = rng.choice(ACLS)
     if rng.random() < 0.15:
@@ -191,6 +258,18 @@ def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
                 template["maxapplications"] = apps
             q["childtemplate"] = template
     return q
+
+
+def _preemption(rng: random.Random) -> dict[str, str]:
+    """Preemption properties (behaviour section 2.1): a policy (any case, or unknown:
+    default) and a delay as a Go duration (bad, zero or negative: 30 s)."""
+    props: dict[str, str] = {}
+    if rng.random() < 0.6:
+        props["preemption.policy"] = rng.choice(
+            ("fence", "disabled", "default", "Disabled", "none"))
+    if rng.random() < 0.6:
+        props["preemption.delay"] = rng.choice(("1ms", "5s", "1m", "0s", "-2s", "x", "1m30s"))
+    return props
 
 
 def _priority(rng: random.Random) -> dict[str, str]:

@@ -195,6 +195,24 @@ def _fence_decided(rec: StepRecord) -> bool:
     return bool(rec.state.get("fence_decided"))
 
 
+@goal("preemption.completed", "A general preemption completed: victims released "
+      "PREEMPTED_BY_SCHEDULER, confirmed, and the ask that preempted allocated.")
+def _preempted(rec: StepRecord) -> bool:
+    return bool(rec.state.get("preempted_for"))
+
+
+@goal("preemption.required_node", "A required-node preemption completed: the ask that "
+      "must run on one node was allocated there after its victims left.")
+def _preempted_required(rec: StepRecord) -> bool:
+    return bool(rec.state.get("preempted_required"))
+
+
+@goal("preemption.placeholder_victim", "A gang lost a placeholder to preemption and then "
+      "had a real allocation.")
+def _placeholder_victim(rec: StepRecord) -> bool:
+    return bool(rec.state.get("placeholder_preempted_gang_ran"))
+
+
 @goal("priority.higher_first", "In one cycle an application was served with an ask of a "
       "higher priority before another application's ask of a lower one.")
 def _priority_first(rec: StepRecord) -> bool:

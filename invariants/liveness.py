@@ -158,6 +158,7 @@ def _asks_served(world: World) -> list[Violation]:
             if not _quota_allows(rv, app_id, ask.resource):
                 continue
             room = [n.id for n in empty if n.partition == app.partition
+                    and (not ask.required_node or n.id == ask.required_node)
                     and qty.fits(ask.resource, qty.minus(n.capacity, n.occupied))]
             if room:
                 out.append(Violation(

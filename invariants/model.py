@@ -102,6 +102,8 @@ class PartitionModel:
     name: str
     queues: Mapping[str, QueueModel]
     rules: Sequence[PlacementRuleConfig]
+    preemption: bool = True
+    """``preemption.enabled``: on unless the configuration says ``false``."""
 
     def leaves(self) -> list[str]:
         return [p for p, q in self.queues.items() if q.leaf]
@@ -164,7 +166,8 @@ def _partition(p: PartitionConfig) -> PartitionModel:
             walk(child, model)
 
     walk(p.queues[0], None)
-    return PartitionModel(p.name, queues, list(p.placementrules))
+    return PartitionModel(p.name, queues, list(p.placementrules),
+                          bool(p.preemption.enabled))
 
 
 def path_prefixes(path: str) -> list[str]:

@@ -27,7 +27,7 @@ from scheduler.clock import Clock
 from scheduler.errors import UnknownResourceManager
 from scheduler.trace import Step
 
-from . import answers, configured, limits, requests, view
+from . import answers, configured, limits, preemption, requests, view
 from . import protocol as P
 from . import quantities as qty
 from .calls import Call
@@ -36,6 +36,7 @@ from .requests import NODE_PARTITION
 from .shim import RMView
 
 TT = si.TerminationType
+PREEMPTED = TT.PREEMPTED_BY_SCHEDULER
 NA = si.NodeAction
 
 Predicate = Callable[[str, str], bool]
@@ -130,6 +131,9 @@ class ModelShim:
         call = Call(step, rm_id, self.clock.now())
         self.call = call
         self.observed = []
+        if step.call == "schedule":
+            call.reserved_before = {key: node.id for p in view.partitions(self.api)
+                                    for key, node in p.reservations.items()}
         rv = self.rms.get(rm_id)
         if rv is not None:
             call.states_before = {a: v.state for a, v in rv.apps.items()}
@@ -263,7 +267,18 @@ class ModelShim:
         # The core delivers decisions in order; a response's fields read in order.
         for msg in response.new:
             answers.new_allocation(self, rv, call, msg)
-        for rel in response.released:
+        released = response.released
+        for i, rel in enumerate(released):
+            first = i == 0 or released[i - 1].termination_type != PREEMPTED \
+                or released[i - 1].message != rel.message
+            if rel.termination_type == PREEMPTED and first:
+                # One decision's victims, judged in the state it was taken in.
+                run = [r for r in released[i:]]
+                end = next((j for j, r in enumerate(run) if r.termination_type != PREEMPTED
+                            or r.message != rel.message), len(run))
+                victims = [a for r in run[:end] if (a := rv.allocs.get(r.uuid)) is not None
+                           and a.releasing is None]
+                preemption.judge(self, rv, call, victims, rel.message)
             answers.core_release(self, rv, call, rel)
         for ask_rel in response.released_asks:
             key = (ask_rel.application_id, ask_rel.allocation_key)
@@ -355,6 +370,7 @@ class ModelShim:
         answers.release_reasons(self, rv, call)
         answers.replacements(self, rv, call)
         answers.gang_timeout_response(self, rv, call)
+        preemption.reservations_made(self, rv, call)
         self._told_agrees(rv)
         limits.groups_agree(self, rv)
 

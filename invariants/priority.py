@@ -27,6 +27,7 @@ from . import limits, model
 from . import quantities as qty
 from .registry import CheckContext, Violation, invariant
 from .scheduling import _may_start
+from .shim import REQUIRED_NODE
 from .view import Allocation, Application, Ask, PartitionState, Queue, partitions, rms
 
 MIN, MAX = -(2**31), 2**31 - 1
@@ -228,8 +229,9 @@ def _fitting_ask(ctx: CheckContext, p: PartitionState, part: model.PartitionMode
             continue
         if limits.held_back(part, before.used, before.running, app, ask.resource, group):
             continue
+        required = ask.tags.get(REQUIRED_NODE, "")
         for node in p.nodes.values():
-            if node.state != "Schedulable":
+            if node.state != "Schedulable" or (required and node.id != required):
                 continue
             if any(r is not None and r != (app.id, ask.key)
                    for r in (node.reservation, reserved.get(node.id))):

@@ -21,7 +21,7 @@ from . import protocol as P
 from . import quantities as qty
 from .calls import Call, Monitor
 from .configured import queue_lookup
-from .shim import AllocView, AppView, AskView, Kept, NodeView, RMView
+from .shim import REQUIRED_NODE, AllocView, AppView, AskView, Kept, NodeView, RMView
 
 TT = si.TerminationType
 NA = si.NodeAction
@@ -250,7 +250,8 @@ def _node_created(m: Monitor, rv: RMView, call: Call, info: si.NodeInfo) -> None
         rv.allocs[msg.uuid] = AllocView(
             msg.uuid, msg.application_id, msg.allocation_key, info.node_id,
             msg.resource_per_alloc.as_dict(), msg.placeholder and bool(msg.task_group_name),
-            msg.task_group_name, call.now, recovered=True, sent=Kept(msg))
+            msg.task_group_name, call.now, recovered=True, sent=Kept(msg), priority=msg.priority,
+            required_node=msg.allocation_tags.get(REQUIRED_NODE, ""))
         m.name(msg.uuid, msg.application_id, msg.allocation_key)
         if ask is None:
             # 001 "Application recovery": the core generates the ask it came from.
@@ -321,11 +322,16 @@ def begin_allocation(rv: RMView, call: Call, req: si.AllocationRequest) -> None:
             call.must_reject_asks.append(key)
             continue
         call.previous_asks.setdefault(key, old)
+        policy = ask.preemption_policy
         rv.asks[key] = AskView(
             ask.application_id, ask.allocation_key, ask.resource_ask.as_dict(),
             ask.max_allocations, ask.placeholder and bool(ask.task_group_name),
             ask.task_group_name, ask.execution_timeout_milli_seconds,
-            allocated=old.allocated if old is not None else 0, priority=ask.priority)
+            allocated=old.allocated if old is not None else 0, priority=ask.priority,
+            sent=old.sent if old is not None else call.now,
+            may_preempt=_policy(policy)[0], may_be_victim=_policy(policy)[1],
+            required_node=ask.tags.get(REQUIRED_NODE, ""), originator=ask.originator,
+            preempted=old is not None and old.preempted)
     releases = req.releases
     if releases is None:
         return
@@ -372,7 +378,15 @@ def _resent(old: AskView, ask: si.AllocationAsk) -> bool:
             and old.placeholder == (ask.placeholder and bool(ask.task_group_name))
             and old.task_group == ask.task_group_name
             and old.timeout_ms == ask.execution_timeout_milli_seconds
-            and old.priority == ask.priority and not ask.tags and not ask.originator)
+            and old.priority == ask.priority and not ask.tags and not ask.originator
+            and not old.required_node and not old.originator
+            and (old.may_preempt, old.may_be_victim) == _policy(ask.preemption_policy))
+
+
+def _policy(policy: si.PreemptionPolicy | None) -> tuple[bool, bool]:
+    """(allowPreemptOther, allowPreemptSelf); absent: may not preempt, may be a victim."""
+    return (False, True) if policy is None else (policy.allow_preempt_other,
+                                                 policy.allow_preempt_self)
 
 
 def end_allocation(m: Monitor, rv: RMView, call: Call, req: si.AllocationRequest) -> None:

@@ -15,6 +15,7 @@ from statemachines.application import SCHEDULABLE, STARTED
 from . import limits
 from . import quantities as qty
 from .registry import CheckContext, Violation, invariant
+from .shim import REQUIRED_NODE
 from .view import Application, PartitionState, Queue, partitions, rms
 
 
@@ -53,6 +54,14 @@ def _offered(queue: Queue) -> list[Application]:
             out.append(app)
             admitted = True
     return out
+
+
+def _required_reservation(p: PartitionState, key: tuple[str, str]) -> bool:
+    """The reservation is a required-node ask's (which another required-node ask may not
+    displace; an ordinary one it cancels)."""
+    app = p.apps.get(key[0])
+    ask = app.asks.get(key[1]) if app is not None else None
+    return ask is None or bool(ask.tags.get(REQUIRED_NODE))
 
 
 @invariant(
@@ -102,8 +111,12 @@ def _maximal(ctx: CheckContext) -> Iterator[Violation]:
                     if limits.held_back(part, used, counted, app, ask.resource,
                                         groups.get((p.rm_id, app.id))):
                         continue
+                    required = ask.tags.get(REQUIRED_NODE, "")
                     for node in nodes:
-                        if node.reservation not in (None, (app.id, ask.key)):
+                        if required and node.id != required:
+                            continue
+                        if node.reservation not in (None, (app.id, ask.key)) and (
+                                not required or _required_reservation(p, node.reservation)):
                             continue
                         if passes is not None and p.predicates is not None \
                                 and not passes(ask.key, node.id):

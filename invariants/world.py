@@ -30,6 +30,7 @@ from .registry import REGISTRY, CheckContext, Violation
 TT = si.TerminationType
 RESERVED = si.SchedulingState.RESERVED
 SKIPPED = si.SchedulingState.SKIPPED
+PREEMPTED = si.TerminationType.PREEMPTED_BY_SCHEDULER
 
 
 class World:
@@ -58,6 +59,10 @@ class World:
         self._reserved: dict[tuple[str, str], str] = {}
         self._reserved_before: dict[tuple[str, str], dict[tuple[str, str], str]] = {}
         self._held_apps: set[str] = set()
+        self._preemptors: set[str] = set()
+        """Keys of asks that preempted and wait for the room."""
+        self._ph_victims: set[str] = set()
+        """Gangs that lost a placeholder to preemption."""
         self._held_asks: set[tuple[str, str]] = set()
         # Shrinking replays a run without some of its steps: the core's uuids shift,
         # so requests naming the original uuids are translated by symbolic name.
@@ -138,6 +143,9 @@ class World:
                                   "configs": {rm: rv.config for rm, rv in self.shim.rms.items()},
                                   "allocated": made,
                                   "reserved_before": self._reserved_before,
+                                  "preempting": {u for rv in self.shim.rms.values()
+                                                 for u, a in rv.allocs.items()
+                                                 if a.releasing == PREEMPTED},
                                   "groups": {(rm, app_id): a.group
                                              for rm, rv in self.shim.rms.items()
                                              for app_id, a in rv.apps.items()}})
@@ -176,8 +184,25 @@ class World:
                 self._held_apps.add(state.application_id)
             if "would exceed its limit" in state.reason:
                 self._held_asks.add((state.application_id, state.allocation_key))
+        for rel in record.released():
+            if rel.termination_type != PREEMPTED:
+                continue
+            key = rel.message.rsplit(":", 1)[-1].strip()
+            self._preemptors.add(key)
+            alloc = next((rv.allocs.get(rel.uuid) for rv in self.shim.rms.values()
+                          if rel.uuid in rv.allocs), None)
+            if alloc is not None and alloc.placeholder:
+                self._ph_victims.add(alloc.app)
         new = record.new()
         for a in new:
+            if a.allocation_key in self._preemptors:
+                self._preemptors.discard(a.allocation_key)
+                required = any(ask.required_node for rv in self.shim.rms.values()
+                               if (ask := rv.asks.get((a.application_id, a.allocation_key))))
+                record.state["preempted_required" if required else "preempted_for"] = True
+            if not a.placeholder and a.application_id in self._ph_victims:
+                self._ph_victims.discard(a.application_id)
+                record.state["placeholder_preempted_gang_ran"] = True
             if self._reserved.pop((a.application_id, a.allocation_key), None) == a.node_id:
                 record.state["honoured"] = True
             if a.application_id in self._held_apps:

@@ -22,7 +22,12 @@ import statemachines
 from statemachines import Lifecycle, Observer
 
 from . import si
-from .callback import REQUIRED_METHODS, ResourceManagerCallback, predicates_of
+from .callback import (
+    REQUIRED_METHODS,
+    ResourceManagerCallback,
+    predicates_of,
+    preemption_predicates_of,
+)
 from .clock import Clock, SystemClock
 from .config import DEFAULT_CONFIG_YAML, SchedulerConfig, parse_config
 from .context import CoreContext
@@ -62,10 +67,12 @@ def _check_callback(callback: object) -> None:
         raise TypeError(
             f"the callback {type(callback).__name__} lacks {', '.join(missing)}: a "
             f"ResourceManagerCallback implements {', '.join(REQUIRED_METHODS)} "
-            "(predicates is optional)")
-    predicates = getattr(callback, "predicates", None)
-    if predicates is not None and not callable(predicates):
-        raise TypeError(f"the callback {type(callback).__name__}'s predicates is not callable")
+            "(predicates and preemption_predicates are optional)")
+    for optional in ("predicates", "preemption_predicates"):
+        method = getattr(callback, optional, None)
+        if method is not None and not callable(method):
+            raise TypeError(
+                f"the callback {type(callback).__name__}'s {optional} is not callable")
 
 
 class ResourceManager:
@@ -235,6 +242,7 @@ class Scheduler:
             for pc in config.partitions:
                 partition = Partition(self._core, rm.id, pc)
                 partition.predicates = predicates_of(callback)
+                partition.preemption_predicates = preemption_predicates_of(callback)
                 rm.partitions[pc.name] = partition
             self._core.fire(rm, "register", rm.id)
         return si.RegisterResourceManagerResponse()
@@ -308,6 +316,7 @@ class Scheduler:
                 if partition is None or partition.state == "Stopped":
                     partition = Partition(self._core, rm.id, pc)
                     partition.predicates = predicates_of(rm.callback)
+                    partition.preemption_predicates = preemption_predicates_of(rm.callback)
                     rm.partitions[name] = partition
                 else:
                     if partition.state == "Draining":

@@ -130,7 +130,7 @@ def _idle_cost(api: Scheduler, rounds: int = 200) -> float:
 
 
 SHAPES = ("many_small", "many_small_fair", "half_unfit", "half_unfit_distinct",
-          "bench_plus_unfit", "limits", "priorities")
+          "bench_plus_unfit", "limits", "priorities", "preemption")
 
 SHAPE_CONFIG = """
 partitions:
@@ -288,6 +288,8 @@ def run_shape(shape: str, nodes: int) -> dict[str, Any]:
     """
     if shape not in SHAPES:
         raise ValueError(f"unknown shape {shape!r}; one of {', '.join(SHAPES)}")
+    if shape == "preemption":
+        return run_preemption(nodes)
     config, apps = _shape_apps(shape)
     shim = CountingShim()
     api = Scheduler()
@@ -356,3 +358,106 @@ def _shape_asks(
             extra = 10 * distinct if shape == "half_unfit_distinct" else 0
             asks.append(ask(app, f"ask-{k}", node_memory * 10 + extra))
     return asks, expected
+
+
+PREEMPTION_CONFIG = """
+partitions:
+  - name: default
+    queues:
+      - name: root
+        submitacl: "*"
+        properties: {preemption.delay: 1s}
+        queues:
+          - name: batch
+            resources: {guaranteed: {memory: 10}}
+          - name: prod
+            resources: {guaranteed: {memory: 100000}}
+"""
+PREEMPTING_ASKS = 1000
+
+
+class ConfirmingShim(CountingShim):
+    """Counts like :class:`CountingShim` and keeps every preemption to confirm."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.to_confirm: list[si.AllocationRelease] = []
+        self.preempted = 0
+
+    def update_allocation(self, response: si.AllocationResponse) -> None:
+        super().update_allocation(response)
+        for r in response.released:
+            if r.termination_type == si.TerminationType.PREEMPTED_BY_SCHEDULER:
+                self.preempted += 1
+                self.to_confirm.append(r)
+
+
+def run_preemption(nodes: int) -> dict[str, Any]:
+    """``--shape preemption``: ``batch`` (guaranteed 10) fills every node (four pods of 10
+    memory each); then 1,000 asks of ``prod`` (guaranteed far above them) that may preempt
+    arrive. The shim confirms every release after each ``schedule()``; the manual clock moves
+    past the delay (1 s) and, while asks wait, past the 15 s between two checks of one ask.
+    ``seconds`` runs from the asks' arrival until every one of them is allocated;
+    ``preemptions_per_second`` is the victims over the time spent inside ``schedule()``
+    calls that preempted."""
+    from .clock import ManualClock
+
+    clock = ManualClock(start=0.0)
+    shim = ConfirmingShim()
+    api = Scheduler(clock=clock)
+    api.register_resource_manager(si.RegisterResourceManagerRequest(
+        rm_id=RM_ID, config=PREEMPTION_CONFIG), shim)
+    api.update_application(si.ApplicationRequest(rm_id=RM_ID, new=[
+        si.AddApplicationRequest(application_id=a, queue_name=q,
+                                 ugi=si.UserGroupInformation(user="bench"))
+        for a, q in (("batch", "root.batch"), ("prod", "root.prod"))]))
+    api.update_node(si.NodeRequest(rm_id=RM_ID, nodes=[
+        si.NodeInfo(node_id=f"node-{i}", action=si.NodeAction.CREATE,
+                    schedulable_resource=si.Resource.of(memory=40, vcore=4))
+        for i in range(nodes)]))
+    api.update_allocation(si.AllocationRequest(rm_id=RM_ID, asks=[si.AllocationAsk(
+        allocation_key="fill", application_id="batch", max_allocations=4 * nodes,
+        resource_ask=si.Resource.of(memory=10, vcore=1))]))
+    while api.schedule():
+        pass
+    filled = shim.allocations
+    policy = si.PreemptionPolicy(allow_preempt_self=True, allow_preempt_other=True)
+    asks = [si.AllocationAsk(allocation_key=f"prod-{i}", application_id="prod",
+                             resource_ask=si.Resource.of(memory=10, vcore=1),
+                             preemption_policy=policy)
+            for i in range(PREEMPTING_ASKS)]
+    gc.collect()
+    start = time.perf_counter()
+    preempting = 0.0
+    rounds = 0
+    api.update_allocation(si.AllocationRequest(rm_id=RM_ID, asks=asks))
+    api.schedule()
+    clock.advance(1.0)
+    while shim.allocations - filled < PREEMPTING_ASKS:
+        rounds += 1
+        if rounds > 1000:
+            raise RuntimeError(f"preemption: {shim.allocations - filled} of "
+                               f"{PREEMPTING_ASKS} asks placed after {rounds} rounds")
+        before = shim.preempted
+        t0 = time.perf_counter()
+        api.schedule()
+        if shim.preempted > before:
+            preempting += time.perf_counter() - t0
+        confirm, shim.to_confirm = shim.to_confirm, []
+        if confirm:
+            api.update_allocation(si.AllocationRequest(
+                rm_id=RM_ID, releases=si.AllocationReleasesRequest(allocations_to_release=[
+                    si.AllocationRelease(application_id=r.application_id, uuid=r.uuid,
+                                         termination_type=r.termination_type)
+                    for r in confirm])))
+        else:
+            clock.advance(16.0)
+    seconds = time.perf_counter() - start
+    return {
+        "shape": "preemption", "nodes": nodes, "asks": PREEMPTING_ASKS,
+        "preempted": shim.preempted, "rounds": rounds,
+        "seconds": round(seconds, 4),
+        "preempting_seconds": round(preempting, 4),
+        "preemptions_per_second": round(shim.preempted / preempting, 1) if preempting else 0.0,
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+    }

@@ -4,6 +4,8 @@
 registration. The core calls these methods synchronously, on the thread whose
 call made the decision, in decision order (``scheduler.delivery``).
 ``predicates`` is optional: a callback without it lets every node pass.
+``preemption_predicates`` is optional too: a callback without it accepts the
+core's first choice of node and victims.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ REQUIRED_METHODS = (
     "send_event",
     "update_container_scheduling_state",
 )
-"""What every callback must offer; ``predicates`` is the one optional method."""
+"""What every callback must offer; ``predicates`` and ``preemption_predicates`` are optional."""
 
 
 @runtime_checkable
@@ -47,4 +49,16 @@ Predicates = Callable[[si.PredicatesArgs], object]
 def predicates_of(callback: ResourceManagerCallback) -> Predicates | None:
     """The callback's optional ``predicates`` method, or None (every node passes)."""
     method: Predicates | None = getattr(callback, "predicates", None)
+    return method
+
+
+PreemptionPredicates = Callable[[si.PreemptionPredicatesArgs], object]
+"""``preemption_predicates(args) -> si.PreemptionPredicatesResponse``: may the ask go on the
+node once the listed allocations are gone, and from which index on (``002`` "Scheduler
+plugin")."""
+
+
+def preemption_predicates_of(callback: ResourceManagerCallback) -> PreemptionPredicates | None:
+    """The callback's optional ``preemption_predicates`` method, or None (first choice wins)."""
+    method: PreemptionPredicates | None = getattr(callback, "preemption_predicates", None)
     return method

@@ -41,6 +41,7 @@ def _dump_queue(q: Queue, total: Resource, users: ugm.Tracker) -> dict[str, Any]
         "max": _r(q.max) if q.parent is not None else _root_max(total),
         "guaranteed": _r(q.guaranteed),
         "allocated": _rd(q.allocated), "pending": _rd(q.pending),
+        "preempting": _rd(q.preempting),
         "sort_policy": q.sort_policy,
         "users": _tracked(users, q.path, ugm.USER),
         "groups": _tracked(users, q.path, ugm.GROUP),
@@ -78,7 +79,8 @@ def _dump_app(a: Application) -> dict[str, Any]:
         "allocations": [
             {"uuid": x.uuid, "allocation_key": x.ask_key, "node_id": x.node.id,
              "resource": _rd(x.resource), "placeholder": x.placeholder,
-             "task_group": x.task_group, "released": x.released, "state": x.state}
+             "task_group": x.task_group, "released": x.released, "preempted": x.preempted,
+             "state": x.state}
             for x in a.allocations.values()
         ],
     }

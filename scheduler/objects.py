@@ -26,6 +26,8 @@ from .ugm import USER, QueueLimits
 MIN_PRIORITY = -(2**31)
 """The lowest int32: the priority of an application or queue with nothing pending."""
 MAX_PRIORITY = 2**31 - 1
+REQUIRED_NODE = "yunikorn.apache.org/requiredNode"
+"""The ask tag naming the one node it must run on (``002``: DomainYuniKorn + KeyRequiredNode)."""
 
 
 class Ask:
@@ -44,7 +46,12 @@ class Ask:
         "parked_on",
         "pending_repeats",
         "placeholder",
+        "preempt_checked",
+        "preempt_other",
+        "preempt_self",
+        "preempted",
         "priority",
+        "required_node",
         "resource",
         "seq",
         "sort_key",
@@ -67,6 +74,8 @@ class Ask:
         task_group: str = "",
         placeholder: bool = False,
         originator: bool = False,
+        preempt_self: bool = True,
+        preempt_other: bool = False,
     ) -> None:
         self.state = self.LIFECYCLE.initial
         self.app = app
@@ -85,6 +94,14 @@ class Ask:
         # 002 AllocationAsk.placeholder: "ignored if the taskGroupName is not set".
         self.placeholder = placeholder and bool(task_group)
         self.originator = originator
+        # Preemption (``scheduler.preemption``): the ask's PreemptionPolicy, whether it
+        # triggered a preemption (once per ask, ever), when it was last checked for one,
+        # and the node it must run on (the requiredNode tag; "" for any node).
+        self.preempt_self = preempt_self
+        self.preempt_other = preempt_other
+        self.preempted = False
+        self.preempt_checked: float | None = None
+        self.required_node = self.tags.get(REQUIRED_NODE, "")
         self.last_scheduling_state: object | None = None
         # The placeholder whose release must be confirmed before this ask can
         # take its place (``001`` "Scheduler logic changes" step 3: parked).
@@ -108,9 +125,12 @@ class Allocation:
         "created",
         "fallback",
         "node",
+        "originator",
         "over_capacity",
         "over_quota",
         "placeholder",
+        "preempt_self",
+        "preempted",
         "priority",
         "recovered",
         "release_count",
@@ -118,6 +138,7 @@ class Allocation:
         "replaced_node",
         "replaces",
         "replacing_key",
+        "required_node",
         "resource",
         "seq",
         "state",
@@ -153,6 +174,13 @@ class Allocation:
         self.priority = priority
         self.tags = tags or {}
         self.recovered = recovered
+        # Preemption: the ask's flags as a victim sees them (a recovered allocation has no
+        # policy: it may be preempted and is no originator), its required node, and whether
+        # the core preempted it (counted in ``Queue.preempting`` until the RM confirms).
+        self.preempt_self = True
+        self.originator = False
+        self.required_node = self.tags.get(REQUIRED_NODE, "")
+        self.preempted = False
         # Creation order among everything the core sequences (asks included).
         self.seq = 0
         # Set by recovery when the recovered allocation took its queue path over
@@ -378,6 +406,9 @@ class Queue:
         "parent",
         "path",
         "pending",
+        "preempting",
+        "preemption_delay",
+        "preemption_policy",
         "priority",
         "priority_counts",
         "priority_fence",
@@ -405,6 +436,11 @@ class Queue:
         self.apps: dict[str, Application] = {}
         self.allocated: Resource = {}
         self.pending: Resource = {}
+        # Preemption: allocations of this subtree preempted but not yet confirmed by the RM
+        # (still in ``allocated``), and the settings of ``scheduler.preemption``.
+        self.preempting: Resource = {}
+        self.preemption_policy = "default"
+        self.preemption_delay = 30.0
         self.max: Resource | None = None
         self.guaranteed: Resource | None = None
         self.max_applications = 0

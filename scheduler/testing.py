@@ -21,12 +21,20 @@ from .trace import Step, header, write_lines
 
 
 class RecordingShim:
-    """Records every callback; ``predicates`` is optional (None: every node passes)."""
+    """Records every callback; ``predicates`` is optional (None: every node passes), and so
+    is ``preemption_predicates`` (None: the core's first choice of victims is accepted)."""
 
-    def __init__(self, predicates: Callable[[si.PredicatesArgs], bool] | None = None) -> None:
+    def __init__(
+        self,
+        predicates: Callable[[si.PredicatesArgs], bool] | None = None,
+        preemption_predicates: Callable[
+            [si.PreemptionPredicatesArgs], si.PreemptionPredicatesResponse] | None = None,
+    ) -> None:
         self.messages: list[tuple[str, Any]] = []
         if predicates is not None:
             self.predicates = predicates
+        if preemption_predicates is not None:
+            self.preemption_predicates = preemption_predicates
 
     # -- the callback surface ------------------------------------------------
     def update_allocation(self, response: si.AllocationResponse) -> None:

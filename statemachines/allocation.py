@@ -40,12 +40,13 @@ LIFECYCLE = Lifecycle(
              f"{G}, 'Scheduler logic changes' step 2: marked for release, shim informed"),
         ),
         *dormant(
-            "preemption is not implemented yet (YuniKorn's generalised preemption)",
-            *edges(
-                ("preempt", ["Allocated"], "Preempted", f"{S}: 'Preempted by Scheduler'"),
-                ("preempt", ["Releasing"], "Preempted",
-                 f"{G}, 'TerminationType': the shim confirmed PREEMPTED_BY_SCHEDULER"),
-            ),
+            "a preemption is a release the core starts: the victim goes Releasing and only "
+            "the RM's PREEMPTED_BY_SCHEDULER confirmation ends it (001 'AllocationRelease')",
+            *edges(("preempt", ["Allocated"], "Preempted", f"{S}: 'Preempted by Scheduler'")),
+        ),
+        *edges(
+            ("preempt", ["Releasing"], "Preempted",
+             f"{G}, 'TerminationType': the shim confirmed PREEMPTED_BY_SCHEDULER"),
         ),
         *dormant(
             "a timeout is a release the core starts: the allocation goes Releasing and only "

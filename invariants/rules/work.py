@@ -16,6 +16,7 @@ from scheduler.trace import Step
 
 from .. import model
 from ..configs import CORE, NAMESPACES, USERS
+from ..shim import REQUIRED_NODE
 from . import TT, Gen, rule
 from .time import confirmations
 
@@ -136,7 +137,22 @@ def add_ask(g: Gen) -> Iterator[Step]:
     yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[_ask(
         g, app_id, key, g.rng.choice((5, 10, 30, 50)), g.rng.randint(1, 3),
         priority=g.rng.choice((0, 0, 5, 10, -5)),
-        execution_timeout_milli_seconds=g.pick(list(g.scenario.ask_timeouts)))]))
+        execution_timeout_milli_seconds=g.pick(list(g.scenario.ask_timeouts)),
+        **_preemption_fields(g))]))
+
+
+def _preemption_fields(g: Gen) -> dict[str, Any]:
+    """Sometimes a PreemptionPolicy (opted in or out), sometimes a required node."""
+    fields: dict[str, Any] = {}
+    if g.rng.random() < 0.3:
+        fields["preemption_policy"] = si.PreemptionPolicy(
+            allow_preempt_self=g.rng.random() < 0.7, allow_preempt_other=g.rng.random() < 0.7)
+    if g.rng.random() < 0.1:
+        fields["originator"] = True
+    rv = g.rv
+    if rv is not None and rv.nodes and g.rng.random() < 0.08:
+        fields["tags"] = {REQUIRED_NODE: g.pick(sorted(rv.nodes))}
+    return fields
 
 
 @rule(1)
@@ -306,3 +322,104 @@ def _priority_home(g: Gen) -> tuple[str, str, tuple[str, ...], str, str] | None:
                     if a != b and a.rsplit(".", 1)[0] == b.rsplit(".", 1)[0]:
                         homes.append((name, user, groups, a, b))
     return homes[g.rng.randrange(len(homes))] if homes else None
+
+
+@rule(3)
+def preemption_story(g: Gen) -> Iterator[Step]:
+    """A queue over its guarantee holds the room an ask of a queue under its guarantee needs.
+
+    General preemption needs a leaf above its guarantee, an ask that may preempt
+    in a leaf with a guarantee, the ask failing its headroom or every node, and
+    the clock past the leaf's preemption.delay: a dozen steps in order. A node
+    joins, one application fills it from one leaf, another asks from a leaf
+    with a guarantee on its path; the clock passes (or not) the delay, and the
+    shim confirms the victims (or not) before the cycle places the ask. One in
+    four stories is a required-node ask on the full node instead.
+    """
+    home = _preemption_home(g)
+    if home is None:
+        return
+    partition, user, groups, victim_leaf, ask_leaf = home
+    ugi = si.UserGroupInformation(user=user, groups=list(groups))
+    hog, late, node = g.new_id("app-"), g.new_id("app-"), g.new_id("node-")
+    size = g.rng.choice((5, 10, 20))
+    yield g.request("update_node", si.NodeRequest(rm_id=g.rm_id, nodes=[si.NodeInfo(
+        node_id=node, action=si.NodeAction.CREATE,
+        schedulable_resource=si.Resource.of(memory=60, vcore=60 * CORE),
+        attributes={"si/node-partition": partition} if partition != "default" else {})]))
+    yield _add(g, si.AddApplicationRequest(
+        application_id=hog, queue_name=victim_leaf, partition_name=partition, ugi=ugi))
+    for _ in range(g.rng.choice((1, 2))):
+        yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
+            _ask(g, hog, g.new_id("ask-"), size, 60 // size,
+                 priority=g.rng.choice((0, 0, -5, 10)), **_victim_policy(g))]))
+    yield Step.schedule()
+    rv = g.rv
+    if rv is not None:
+        # Whatever room other nodes still have: the hog takes it too, so the ask finds none.
+        room = sum(rv.free(n.id).get("memory", 0) for n in rv.nodes.values()
+                   if n.partition == partition and n.state == "Schedulable")
+        if room >= size:
+            yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
+                _ask(g, hog, g.new_id("ask-"), size, min(room // size, 40))]))
+            yield Step.schedule()
+    yield _add(g, si.AddApplicationRequest(
+        application_id=late, queue_name=ask_leaf, partition_name=partition, ugi=ugi))
+    required = {"tags": {REQUIRED_NODE: node}} if g.rng.random() < 0.25 else {}
+    yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
+        _ask(g, late, g.new_id("ask-"), size, g.rng.randint(1, 2),
+             priority=g.rng.choice((0, 0, 10, -5)),
+             preemption_policy=si.PreemptionPolicy(
+                 allow_preempt_self=True, allow_preempt_other=g.rng.random() < 0.9),
+             **required)]))
+    yield Step.schedule()
+    yield Step.advance(g.rng.choice((2.0, 31.0, 61.0)))
+    if g.rng.random() < 0.2:
+        # Room comes back before the cycle: the ask must take it, not preempt.
+        yield g.request("update_node", si.NodeRequest(rm_id=g.rm_id, nodes=[si.NodeInfo(
+            node_id=g.new_id("node-"), action=si.NodeAction.CREATE,
+            schedulable_resource=si.Resource.of(memory=size, vcore=4 * CORE),
+            attributes={"si/node-partition": partition} if partition != "default" else {})]))
+    yield Step.schedule()
+    if g.rng.random() < 0.5:
+        # Late confirmations, and the clock past the 15 s between two attempts of one ask.
+        yield Step.advance(31.0)
+        yield Step.schedule()
+    yield from confirmations(g, g.rng.choice(("all", "all", "first", "none", "twice")))
+    yield Step.schedule()
+
+
+def _preemption_home(g: Gen) -> tuple[str, str, tuple[str, ...], str, str] | None:
+    """Two leaves one user may submit to, usually different: mostly both with a guarantee
+    on their path; sometimes the victim's side without one (it must never lose tasks), or
+    the asking side (it must never preempt)."""
+    config = model.read(g.scenario.shape.text)
+    guarded: list[tuple[str, str, tuple[str, ...], str, str]] = []
+    asking, other = [], []
+    # A partition first (the small one with preemption off counts as much as the big one).
+    for name in [g.pick(sorted(config.partitions))]:
+        pm = config.partitions[name]
+        for user, groups in USERS:
+            open_ = [p for p in pm.leaves() if model.may_submit(pm.chain(p), user, groups)]
+            for victim in open_:
+                for ask in open_:
+                    if victim == ask and g.rng.random() < 0.8:
+                        continue
+                    home = (name, user, groups, victim, ask)
+                    if not any(q.guaranteed for q in pm.chain(ask)):
+                        other.append(home)
+                    elif any(q.guaranteed for q in pm.chain(victim)):
+                        guarded.append(home)
+                    else:
+                        asking.append(home)
+    draw = g.rng.random()
+    homes = (guarded if draw < 0.7 else asking if draw < 0.85 else other) \
+        or guarded or asking or other
+    return homes[g.rng.randrange(len(homes))] if homes else None
+
+
+def _victim_policy(g: Gen) -> dict[str, Any]:
+    if g.rng.random() < 0.3:
+        return {"preemption_policy": si.PreemptionPolicy(
+            allow_preempt_self=g.rng.random() < 0.5, allow_preempt_other=False)}
+    return {}

@@ -23,6 +23,9 @@ above it:
 ``apps``           submission, removal, and moving an application on
 ``allocate``       placing one ask on a node, or reserving one
 ``gang``           placeholder replacement and the placeholder timeout
+``victims``        committing a preemption (releases, preempting, the node kept)
+``preemption``     general preemption: victims from queues above their guarantee
+``required_node``  required-node asks: their node, reserved at once, preempted on
 ``releases``       the RM's releases and confirmations
 ``nodes``          node registration (with recovery), updates, drain, removal
 ``cycle``          the scheduling loop and the timers it fires

@@ -25,6 +25,8 @@ def allocate(p: PartitionState, app: Application, ask: Ask, node: Node) -> Alloc
     alloc = Allocation(uuid, app, ask.key, node, ask.resource, core.clock.now(),
                        ask.placeholder, ask.task_group, ask.priority, ask.tags)
     alloc.seq = core.next_seq()
+    alloc.preempt_self = ask.preempt_self
+    alloc.originator = ask.originator
     ledger.bind(p, alloc)
     box = core.outbox(p.rm_id)
     box.allocated(alloc)
@@ -61,16 +63,24 @@ def find_node(p: PartitionState, app: Application, ask: Ask) -> Node | None:
     return None
 
 
-def reserve_or_fail(p: PartitionState, app: Application, ask: Ask) -> None:
-    """No node has room: reserve the first that could ever hold the ask, or report FAILED."""
+NO_RESERVATION, HELD_RESERVATION, NEW_RESERVATION = 0, 1, 2
+
+
+def reserve_or_fail(p: PartitionState, app: Application, ask: Ask, report: bool = True) -> int:
+    """No node has room: reserve the first that could ever hold the ask, or report FAILED.
+
+    Returns whether the ask holds a reservation now, and whether it is new; with
+    ``report=False`` the caller reports FAILED itself (preemption may still help).
+    """
     key = (app.id, ask.key)
     if key in p.reservations:
         set_scheduling_state(p, ask, SS.RESERVED, "waiting for the reserved node")
-        return
+        return HELD_RESERVATION
     no_predicates = p.predicates is None
     if no_predicates and p.unreservable.covers(ask.resource):
-        report_failed(p, app, ask)
-        return
+        if report:
+            report_failed(p, app, ask)
+        return NO_RESERVATION
     for node in p.node_order:
         if node.reservation is not None:
             continue
@@ -78,10 +88,12 @@ def reserve_or_fail(p: PartitionState, app: Application, ask: Ask) -> None:
                 predicates(p, ask, node, False):
             reservations.reserve(p, app, ask, node)
             set_scheduling_state(p, ask, SS.RESERVED, f"reserved node {node.id}")
-            return
+            return NEW_RESERVATION
     if no_predicates:
         p.unreservable.add(ask.resource)
-    report_failed(p, app, ask)
+    if report:
+        report_failed(p, app, ask)
+    return NO_RESERVATION
 
 
 def report_failed(p: PartitionState, app: Application, ask: Ask, prefix: str = "") -> None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from statemachines.application import TAKES_ASKS
 
+from .. import preemption, si
 from .. import resources as res
-from .. import si
 from ..objects import Application, Ask
 from ..resources import Resource
 from . import appstate, ledger, reservations
@@ -72,6 +72,7 @@ def add_ask(p: PartitionState, msg: si.AllocationAsk) -> None:
         app, msg.allocation_key, resource, msg.max_allocations, msg.priority,
         p.core.next_seq(), p.core.clock.now(), msg.execution_timeout_milli_seconds,
         dict(msg.tags), msg.task_group_name, msg.placeholder, msg.originator,
+        preemption.allow_self(msg.preemption_policy), preemption.allow_other(msg.preemption_policy),
     )
     if existing is not None:
         drop_ask(p, existing, "replaced by an update from the RM")
@@ -95,7 +96,9 @@ def _same(ask: Ask, msg: si.AllocationAsk, resource: Resource) -> bool:
             and ask.priority == msg.priority and ask.task_group == msg.task_group_name
             and ask.placeholder == (msg.placeholder and bool(msg.task_group_name))
             and ask.execution_timeout_ms == msg.execution_timeout_milli_seconds
-            and ask.tags == dict(msg.tags) and ask.originator == msg.originator)
+            and ask.tags == dict(msg.tags) and ask.originator == msg.originator
+            and ask.preempt_self == preemption.allow_self(msg.preemption_policy)
+            and ask.preempt_other == preemption.allow_other(msg.preemption_policy))
 
 
 def check_placeholder_room(

@@ -15,13 +15,25 @@ from statemachines.application import SCHEDULABLE
 from .. import policies, si
 from .. import resources as res
 from ..objects import Allocation, Application, Queue
-from . import allocate, apps, appstate, eligibility, gang, ledger, reservations
+from ..preemption import ATTEMPTS_PER_LEAF
+from . import (
+    allocate,
+    apps,
+    appstate,
+    eligibility,
+    gang,
+    ledger,
+    preemption,
+    required_node,
+    reservations,
+)
 from .state import PartitionState
 
 TT = si.TerminationType
 SS = si.SchedulingState
 
 NOTHING, ALLOCATED, PROGRESS = 0, 1, 2
+PREEMPTIONS_PER_LEAF = ATTEMPTS_PER_LEAF
 
 
 def schedule(p: PartitionState) -> int:
@@ -52,6 +64,11 @@ def allocate_reserved(p: PartitionState) -> int:
         ask = app.asks.get(key) if app is not None else None
         if app is None or ask is None or not reservations.still_valid(p, ask, node):
             reservations.cancel(p, app_id, key)
+            continue
+        if ask.required_node and not ask.preempted and not res.fits(ask.resource, node.available):
+            # Required-node preemption (YuniKorn's reserved pass), within the headrooms.
+            if eligibility.headroom(app, ask) and not eligibility.user_headroom(p, app, ask):
+                required_node.preempt(p, app, ask, node)
             continue
         if (res.fits(ask.resource, node.available) and eligibility.can_start(app)
                 and not eligibility.user_slot(p, app)
@@ -92,6 +109,7 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
         # 001 "Scheduler logic changes": real asks wait until every placeholder
         # ask of the application is allocated ("ignored as a safety precaution").
         gang_pending = eligibility.gang_waiting(app)
+        budget = [PREEMPTIONS_PER_LEAF]
         for ask in list(app.pending_asks.values()):
             if ask.parked_on or (app.id, ask.key) in failed:
                 continue
@@ -99,9 +117,11 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
                 reservations.cancel(p, app.id, ask.key)
                 allocate.set_scheduling_state(p, ask, SS.SKIPPED, gang.WAITING_FOR_GANG)
                 continue
-            if ask.task_group and not ask.placeholder and app.placeholder_allocated \
-                    and gang.try_replace(p, app, ask):
-                return PROGRESS
+            if ask.task_group and not ask.placeholder and app.placeholder_allocated:
+                if gang.try_replace(p, app, ask):
+                    return PROGRESS
+                if gang.wait_for_preempted(p, app, ask):
+                    continue
             over = eligibility.user_headroom(p, app, ask)
             if over:
                 failed.add((app.id, ask.key))
@@ -109,7 +129,17 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
                 continue
             if not eligibility.headroom(app, ask):
                 failed.add((app.id, ask.key))
+                if ask.preempt_other and preemption.try_preempt(p, app, ask, False, budget):
+                    return PROGRESS
                 allocate.set_scheduling_state(p, ask, SS.SKIPPED, "queue quota reached")
+                continue
+            if ask.required_node:
+                step = required_node.try_required(p, app, ask)
+                if step == ALLOCATED:
+                    return ALLOCATED
+                failed.add((app.id, ask.key))
+                if step == PROGRESS:
+                    return PROGRESS
                 continue
             if not res.fits(ask.resource, p.room_ceiling()):
                 failed.add((app.id, ask.key))
@@ -122,7 +152,16 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
             failed.add((app.id, ask.key))
             if p.predicates is None:
                 p.failed_shapes.add(ask.resource)
-            allocate.reserve_or_fail(p, app, ask)
+            if not ask.preempt_other:
+                allocate.reserve_or_fail(p, app, ask)
+                continue
+            # YuniKorn tries preemption unless this attempt just made a reservation.
+            reserved = allocate.reserve_or_fail(p, app, ask, report=False)
+            if reserved != allocate.NEW_RESERVATION \
+                    and preemption.try_preempt(p, app, ask, True, budget):
+                return PROGRESS
+            if reserved == allocate.NO_RESERVATION:
+                allocate.report_failed(p, app, ask)
         # Nothing of this application can succeed again in this call.
         exhausted.add(app.id)
     return NOTHING

@@ -129,3 +129,19 @@ def release_placeholders(p: PartitionState, app: Application, message: str) -> N
     for alloc in list(app.allocations.values()):
         if alloc.placeholder and alloc.state == "Allocated":
             ledger.core_release(p, alloc, TT.TIMEOUT, message)
+
+
+def wait_for_preempted(p: PartitionState, app: Application, ask: Ask) -> bool:
+    """A real ask waits while a preempted placeholder of its task group is unconfirmed.
+
+    A preempted placeholder is never replaced (it is not ``Allocated``); until
+    the RM confirms it the group still counts it (YuniKorn's ``canReplace``),
+    and once it is gone the group's real asks are scheduled as normal asks.
+    """
+    for ph in app.allocations.values():
+        if ph.placeholder and ph.preempted and ph.task_group == ask.task_group:
+            allocate.set_scheduling_state(
+                p, ask, SS.SKIPPED, f"waiting for the preempted placeholder {ph.uuid} of task "
+                f"group {ask.task_group} to be released")
+            return True
+    return False

@@ -52,6 +52,10 @@ def unbind(p: PartitionState, alloc: Allocation) -> None:
         for q in app.queue.ancestry() if app.queue else ():
             res.sub_from(q.allocated, r)
             policies.queue_changed(q)
+            if alloc.preempted:
+                # However it ends (confirmed, stopped by the RM, its node or application
+                # removed), a preempted allocation stops counting as preempting.
+                res.sub_from(q.preempting, r)
             if q.over_quota_reason:
                 refresh_quota_flag(q, q.over_quota_reason)
         if app.queue is not None:
@@ -173,10 +177,10 @@ def report_release(
 
 
 def core_release(
-    p: PartitionState, alloc: Allocation, ttype: si.TerminationType, msg: str
+    p: PartitionState, alloc: Allocation, ttype: si.TerminationType, msg: str, why: str = ""
 ) -> None:
     """Start a core-initiated release: mark it released and tell the RM (``001``)."""
-    p.core.fire(alloc, "release", p.rm_id, alloc.app.id)
+    p.core.fire(alloc, "release", p.rm_id, alloc.app.id, why)
     alloc.release_type = ttype.value
     alloc.release_count += 1
     report_release(p, alloc, ttype, msg)

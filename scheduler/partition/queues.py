@@ -11,7 +11,7 @@ configuration writes them in.
 
 from __future__ import annotations
 
-from .. import policies, priority, si, ugm
+from .. import policies, preemption, priority, si, ugm
 from ..config import PartitionConfig, QueueConfig, parse_acl, sort_policy
 from ..errors import ConfigError
 from ..objects import Queue
@@ -28,6 +28,8 @@ def apply_config(p: PartitionState, config: PartitionConfig, initial: bool = Fal
     policy = config.nodesortpolicy
     p.node_order.set_policy(policy.type or "fair", policy.resourceweights or None)
     p.placement_rules = list(config.placementrules)
+    # ``preemption.quotapreemptionenabled`` (YuniKorn 1.8+) is accepted and ignored.
+    p.preemption_enabled = config.preemption.enabled
     seen: set[str] = set()
     p.configured_leaf = {}
     _apply_queue(p, config.queues[0], None, seen)
@@ -103,6 +105,7 @@ def _apply_queue(
     queue.properties = {**inherited, **cfg.properties}
     queue.sort_policy = sort_policy(queue.properties)
     priority.configure(queue, cfg.properties)
+    preemption.configure(queue, cfg.properties)
     queue.child_template = cfg.childtemplate
     queue.submitacl = parse_acl(cfg.submitacl) if cfg.submitacl is not None else None
     queue.adminacl = parse_acl(cfg.adminacl) if cfg.adminacl is not None else None
@@ -130,8 +133,9 @@ def create(p: PartitionState, paths: tuple[str, ...]) -> None:
         queue.sort_policy = sort_policy(queue.properties)
         # Offset and policy are the queue's own (YuniKorn does not inherit them): a created
         # leaf takes them from its parent's childtemplate only.
-        priority.configure(queue, template.properties if is_leaf and template is not None
-                           else {})
+        own = template.properties if is_leaf and template is not None else {}
+        priority.configure(queue, own)
+        preemption.configure(queue, own)
         parent.children[name] = queue
         p.queues[path] = queue
         policies.queue_changed(queue)

@@ -26,6 +26,7 @@ from ..policies import NodeCollection
 from ..resources import Resource
 
 Predicates = Callable[[si.PredicatesArgs], object]
+PreemptionPredicates = Callable[[si.PreemptionPredicatesArgs], object]
 
 
 class PartitionState:
@@ -54,6 +55,10 @@ class PartitionState:
         self.reservations: dict[tuple[str, str], Node] = {}
         self.capacity: Resource = {}
         self.predicates: Predicates | None = None
+        # Preemption: the partition switch (``preemption.enabled``) and the RM's optional
+        # ``preemption_predicates`` (None: the first choice is accepted).
+        self.preemption_enabled = True
+        self.preemption_predicates: PreemptionPredicates | None = None
         self.placement_rules: list[PlacementRuleConfig] = []
         # Per path: whether the configuration makes the queue a leaf (reloads).
         self.configured_leaf: dict[str, bool] = {}
@@ -65,6 +70,8 @@ class PartitionState:
         # Largest room any schedulable node could ever offer (capacity - occupied),
         # per type; None when a node changed and it must be recomputed.
         self.ceiling: Resource | None = None
+        # Node ids in order, for the preemption's node walk; None when a node came or went.
+        self.sorted_node_ids: list[str] | None = None
 
     @property
     def event_id(self) -> str:
@@ -92,6 +99,13 @@ class PartitionState:
     def nodes_changed(self) -> None:
         """A node was added, removed, resized or changed schedulability."""
         self.ceiling = None
+        self.sorted_node_ids = None
+
+    def node_ids(self) -> list[str]:
+        """Every node id of the partition, sorted (YuniKorn breaks node ties by id)."""
+        if self.sorted_node_ids is None:
+            self.sorted_node_ids = sorted(self.nodes)
+        return self.sorted_node_ids
 
     def is_empty(self) -> bool:
         """No node and no live application: a draining partition may go."""

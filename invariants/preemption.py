@@ -1,0 +1,422 @@
+"""Preemption as the checker reads it: YuniKorn's laws and rules restated, not the core's.
+
+Everything here is computed from what the shim knows (the asks and
+allocations it was told about, its own reading of the configuration and its
+clock), never from the core's preemption code (``scheduler/partition/
+preemption.py`` and its neighbours). A preemption reaches the shim as one
+``AllocationResponse.released`` listing every victim with
+``PREEMPTED_BY_SCHEDULER`` and a message naming the ask; the callbacks of a
+call arrive in decision order, so when that response is judged the shim's
+model holds exactly the state the decision was taken in.
+
+Where YuniKorn's code and its design documents differ in a way that matters
+here, the reading that accepts both is taken (a check that can only be
+weaker than the core it judges never reports a correct core).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from scheduler import si
+
+from . import model, view
+from . import protocol as P
+from . import quantities as qty
+from .calls import Call, Monitor
+from .priority import MAX, MIN, _offset
+from .registry import CheckContext, Violation, invariant
+from .shim import AllocView, AskView, RMView
+
+TT = si.TerminationType
+PREEMPTED = TT.PREEMPTED_BY_SCHEDULER
+SOURCE = ("YuniKorn preemption (design/preemption.md, design/simple_preemptor.md; "
+          "objects/preemption.go, objects/required_node_preemptor.go, objects/queue.go)")
+DEFAULT_DELAY = 30.0
+
+TRIGGER = P.check(
+    "preemption.trigger",
+    "A preemption is started only for an ask the shim sent and still has pending, named by "
+    "the release message, and only once per ask. A general preemption needs "
+    "allowPreemptOther, the partition's preemption.enabled, an ask at least its leaf's "
+    "preemption.delay old, a guarantee on the ask's leaf or an ancestor, and an ask that "
+    "failed its queue headroom or fitted no schedulable node; a required-node preemption "
+    "needs its node to lack the room.",
+    f"{SOURCE}: laws 4 and 1; Preemptor.CheckPreconditions; Application.tryAllocate",
+    "The core preempts where nothing allowed it, or when the ask would have run anyway: "
+    "work is killed for nothing.",
+)
+VICTIMS = P.check(
+    "preemption.victims",
+    "General preemption takes victims only from other leaves inside the ask's preemption "
+    "fence that are not preemption.policy disabled and hold more than their guarantee "
+    "(capped by their max), with a priority at most the ask's priority as adjusted down to "
+    "the victim's leaf (any priority inside a priority-fenced subtree whose offset is at "
+    "most that priority), never a required-node allocation, never one already being "
+    "released; after the victims leave, every victim leaf is still at or above its "
+    "guarantee. Required-node preemption takes victims only on the required node, never "
+    "a required-node allocation or one of a higher priority than the ask, and they with the "
+    "node's free room cover the ask.",
+    f"{SOURCE}: laws 2, 3, 5, 6, 7; findEligiblePreemptionVictims; "
+    "tryRequiredNodePreemption",
+    "A queue is pushed below its guarantee, a fence or a priority is crossed, or an "
+    "allocation that must stay is killed.",
+)
+OUTCOME = P.check(
+    "preemption.outcome",
+    "After a general preemption's victims leave, the ask's leaf with the ask added is within "
+    "its guarantee on every queue of its path; after the call the ask holds a reservation "
+    "on one node (for a required-node ask: its node).",
+    f"{SOURCE}: law 4; checkPreemptionQueueGuarantees; the commit (reserve the node)",
+    "Victims die but the ask can not use what they free, or nothing keeps their room "
+    "for it.",
+)
+
+
+def victim_fields(ask: AskView) -> dict[str, Any]:
+    """What an allocation keeps of its ask, for judging it as a victim later."""
+    return {"priority": ask.priority, "required_node": ask.required_node,
+            "may_be_victim": ask.may_be_victim, "originator": ask.originator}
+
+
+# ---------------------------------------------------------------- the configuration
+
+
+def _chain(part: model.PartitionModel, path: str) -> list[model.QueueModel] | None:
+    """The configured queues from ``path`` up to root, or None when a level is not
+    configured (a queue a placement rule created: not judged)."""
+    chain = [part.queues.get(p) for p in model.path_prefixes(path)]
+    return None if any(q is None for q in chain) else [q for q in chain if q is not None]
+
+
+def _policy(q: model.QueueModel) -> str:
+    return q.own.get("preemption.policy", "").strip().lower()
+
+
+def disabled(chain: Sequence[model.QueueModel]) -> bool:
+    """``disabled`` is the one preemption policy children inherit; a queue's own value,
+    even one that reads as default, overrides its parent's."""
+    for q in chain:
+        policy = _policy(q)
+        if policy:
+            return policy == "disabled"
+    return False
+
+
+_DURATION = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
+_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0,
+         "h": 3600.0}
+
+
+def delay(q: model.QueueModel) -> float:
+    """``preemption.delay`` (inherited), a Go duration; bad or not positive: 30 s."""
+    text = q.properties.get("preemption.delay", "").strip()
+    sign = -1.0 if text.startswith("-") else 1.0
+    body = text.lstrip("+-")
+    pos, seconds = 0, 0.0
+    while pos < len(body):
+        match = _DURATION.match(body, pos)
+        if match is None:
+            return DEFAULT_DELAY
+        seconds += float(match.group(1)) * _UNIT[match.group(2)]
+        pos = match.end()
+    seconds *= sign
+    return seconds if body and seconds > 0 else DEFAULT_DELAY
+
+
+def guaranteed(chain: Sequence[model.QueueModel]) -> dict[str, int]:
+    """G*: per type, the smallest guarantee over the queue and its ancestors that set it."""
+    out: dict[str, int] = {}
+    for q in chain:
+        for k, v in (q.guaranteed or {}).items():
+            out[k] = min(out.get(k, v), v)
+    return out
+
+
+def cap(chain: Sequence[model.QueueModel], cluster: Mapping[str, int]) -> dict[str, int]:
+    """Per type, the smaller of G* and the effective max (root's max is the cluster)."""
+    out = guaranteed(chain)
+    limits: dict[str, int] = dict(cluster)
+    for q in chain:
+        for k, v in (q.max or {}).items():
+            limits[k] = min(limits.get(k, v), v)
+    for k, v in limits.items():
+        out[k] = min(out.get(k, v), v)
+    return out
+
+
+def above_cap(used: Mapping[str, int], c: Mapping[str, int]) -> bool:
+    return any(used.get(k, 0) > v for k, v in c.items())
+
+
+def at_or_above(used: Mapping[str, int], chain: Sequence[model.QueueModel],
+                cluster: Mapping[str, int]) -> bool:
+    """The victim's side: over its cap in some type, or at its guarantee in every one."""
+    g = guaranteed(chain)
+    return above_cap(used, cap(chain, cluster)) or all(used.get(k, 0) >= v
+                                                        for k, v in g.items())
+
+
+# ---------------------------------------------------------------- priorities
+
+
+def _shown(p: int, q: model.QueueModel) -> int:
+    offset = _offset(q.own)
+    if q.own.get("priority.policy", "").lower() == "fence":
+        return offset
+    return max(MIN, min(MAX, p + offset))
+
+
+def victim_priority_bound(part: model.PartitionModel, ask_path: str, ask_priority: int,
+                          fence_root: str, victim_path: str) -> int | None:
+    """The highest victim priority the ask may preempt in ``victim_path``; None when its
+    subtree is priority-fenced above the ask (no victim), MAX inside a fenced subtree the
+    ask reaches (any priority)."""
+    recorded: dict[str, int] = {}
+    p = ask_priority
+    for path in model.path_prefixes(ask_path):
+        q = part.queues[path]
+        p = _shown(p, q)
+        recorded[path] = p
+        if path == fence_root:
+            break
+    p = recorded[fence_root]
+    fenced = False
+    parts = victim_path.split(".")
+    depth = len(fence_root.split("."))
+    for d in range(depth + 1, len(parts) + 1):
+        path = ".".join(parts[:d])
+        if path in recorded:
+            p = recorded[path]
+            continue
+        q = part.queues[path]
+        if q.own.get("priority.policy", "").lower() == "fence":
+            if _offset(q.own) > p:
+                return None
+            fenced = True
+        elif not fenced:
+            p -= _offset(q.own)
+    return MAX if fenced else p
+
+
+def fence_root(chain: Sequence[model.QueueModel]) -> str:
+    """The first queue from the leaf up whose preemption.policy is fence; root otherwise."""
+    for q in chain:
+        if _policy(q) == "fence":
+            return q.path
+    return chain[-1].path
+
+
+# ---------------------------------------------------------------- judging one decision
+
+
+def _clusters(rv: RMView, partition: str) -> tuple[dict[str, int], dict[str, int]]:
+    """Root's max read two ways: every node of the partition, only the schedulable ones."""
+    nodes = [n for n in rv.nodes.values() if n.partition == partition]
+    return (qty.total(n.capacity for n in nodes),
+            qty.total(n.capacity for n in nodes if n.state == "Schedulable"))
+
+
+def _preempting(rv: RMView, partition: str, path: str) -> dict[str, int]:
+    """What is already being preempted below ``path`` (unconfirmed)."""
+    apps = {a.id for a in rv.apps_below(partition, path)}
+    return qty.total(a.resource for a in rv.allocs.values()
+                     if a.app in apps and a.releasing == PREEMPTED)
+
+
+def judge(m: Monitor, rv: RMView, call: Call, victims: list[AllocView], message: str) -> None:
+    """One preemption decision: its victims as released in one response."""
+    key = message.rsplit(":", 1)[-1].strip()
+    asks = [k for k in rv.asks.values() if k.key == key and k.pending > 0]
+    subject = f"preemption for ask {key or '?'}"
+    if len(asks) != 1:
+        if not asks:
+            m.report(TRIGGER, subject, f"the release message {message!r} names no pending "
+                     "ask the shim sent")
+        return
+    ask = asks[0]
+    app = rv.apps.get(ask.app)
+    if app is None:
+        return
+    subject = f"preemption for ask {ask.app}/{ask.key}"
+    call.preemptions.append((ask.app, ask.key, ask.required_node))
+    if ask.preempted:
+        m.report(TRIGGER, subject, "the ask already triggered a preemption")
+    ask.preempted = True
+    part = rv.config.partition(app.partition)
+    chain = _chain(part, app.path) if part is not None else None
+    if part is None or chain is None:
+        return
+    if ask.required_node:
+        _judge_required(m, rv, subject, ask, victims)
+    else:
+        _judge_general(m, rv, call, subject, ask, app.partition, part, chain, victims)
+
+
+def _reservations(m: Monitor, rm_id: str) -> dict[tuple[str, str], str]:
+    """The core's reservations now (after its cycle: the callbacks come after it)."""
+    return {key: node.id for p in view.partitions(m.api) if p.rm_id == rm_id
+            for key, node in p.reservations.items()}
+
+
+def _reserved_by_others(m: Monitor, rv: RMView, call: Call, ask: AskView) -> set[str]:
+    """Nodes held for another ask when the call began or when it ended: the cycle may
+    not have offered them to this ask."""
+    mine = (ask.app, ask.key)
+    both = list(call.reserved_before.items()) + list(_reservations(m, rv.rm_id).items())
+    return {node for key, node in both if key != mine}
+
+
+def _fits_somewhere(m: Monitor, rv: RMView, ask: AskView, reserved: set[str]) -> str:
+    for node in sorted(rv.nodes.values(), key=lambda n: n.id):
+        if node.state != "Schedulable" or node.id in reserved:
+            continue
+        if node.partition != rv.apps[ask.app].partition or not m.passes(ask.key, node.id):
+            continue
+        if qty.fits(ask.resource, rv.free(node.id)):
+            return node.id
+    return ""
+
+
+def _judge_general(m: Monitor, rv: RMView, call: Call, subject: str, ask: AskView,
+                   partition: str, part: model.PartitionModel,
+                   chain: list[model.QueueModel], victims: list[AllocView]) -> None:
+    leaf = chain[0]
+    if not ask.may_preempt:
+        m.report(TRIGGER, subject, "the ask has no allowPreemptOther")
+    if not part.preemption:
+        m.report(TRIGGER, subject, f"partition {partition} has preemption.enabled false")
+    age, wait = call.now - ask.sent, delay(leaf)
+    if age < wait:
+        m.report(TRIGGER, subject, f"the ask is {age:g} s old, its leaf {leaf.path} has "
+                 f"preemption.delay {wait:g} s")
+    if not guaranteed(chain):
+        m.report(TRIGGER, subject, f"no queue on {leaf.path}'s path has a guarantee: it "
+                 "can never be within it")
+    headroom = all(q.max is None or qty.within(
+        qty.plus(rv.usage_below(partition, q.path), ask.resource), q.max) for q in chain)
+    room = _fits_somewhere(m, rv, ask, _reserved_by_others(m, rv, call, ask)) \
+        if headroom else ""
+    if room:
+        m.report(TRIGGER, subject, f"the ask fitted its queue headroom and node {room}'s "
+                 f"free room {qty.show(rv.free(room))}")
+    all_nodes, schedulable = _clusters(rv, partition)
+    root = fence_root(chain)
+    removed: dict[str, dict[str, int]] = {}
+    for v in victims:
+        vapp = rv.apps.get(v.app)
+        vchain = _chain(part, vapp.path) if vapp is not None else None
+        what = f"victim {v.uuid} ({v.app}/{v.key})"
+        if vapp is None or vchain is None:
+            continue
+        if v.required_node:
+            m.report(VICTIMS, subject, f"{what} is a required-node allocation")
+        if vapp.path == leaf.path:
+            m.report(VICTIMS, subject, f"{what} is in the ask's own leaf {leaf.path}")
+            continue
+        if not (vapp.path + ".").startswith(root + "."):
+            m.report(VICTIMS, subject, f"{what} in {vapp.path} is outside the ask's "
+                     f"preemption fence {root}")
+            continue
+        if disabled(vchain):
+            m.report(VICTIMS, subject, f"{what} is in {vapp.path}, preemption.policy "
+                     "disabled")
+        held = rv.usage_below(partition, vapp.path)
+        if not above_cap(held, cap(vchain, schedulable)):
+            m.report(VICTIMS, subject, f"{what}: its leaf {vapp.path} holds {qty.show(held)}, "
+                     f"not above its guarantee {qty.show(cap(vchain, schedulable))}")
+        bound = victim_priority_bound(part, leaf.path, ask.priority, root, vapp.path)
+        if bound is None or v.priority > bound:
+            m.report(VICTIMS, subject, f"{what} has priority {v.priority}, above the ask's "
+                     f"{ask.priority} adjusted to {vapp.path} "
+                     f"({'a priority fence above it' if bound is None else bound})")
+        removed[vapp.path] = qty.plus(removed.get(vapp.path, {}), v.resource)
+    for path, gone in sorted(removed.items()):
+        vchain = _chain(part, path)
+        assert vchain is not None
+        used = qty.minus(qty.minus(rv.usage_below(partition, path),
+                                   _preempting(rv, partition, path)), gone)
+        if not at_or_above(used, vchain, schedulable):
+            m.report(VICTIMS, subject, f"leaf {path} is left with {qty.show(used)} in use, "
+                     f"below its guarantee {qty.show(guaranteed(vchain))}")
+    for i, q in enumerate(chain):
+        below = qty.total(v.resource for v in victims
+                          if (rv.apps[v.app].path + ".").startswith(q.path + "."))
+        used = qty.plus(qty.minus(qty.minus(rv.usage_below(partition, q.path),
+                                            _preempting(rv, partition, q.path)), below),
+                        ask.resource)
+        limit = cap(chain[i:], all_nodes)
+        if not qty.within(used, limit):
+            m.report(OUTCOME, subject, f"with the victims gone and the ask added, "
+                     f"{q.path} uses {qty.show(used)}, over its guarantee {qty.show(limit)}")
+            break
+
+
+def _judge_required(m: Monitor, rv: RMView, subject: str, ask: AskView,
+                    victims: list[AllocView]) -> None:
+    node = ask.required_node
+    free = rv.free(node) if node in rv.nodes else {}
+    if node in rv.nodes and qty.fits(ask.resource, free):
+        m.report(TRIGGER, subject, f"its required node {node} had room "
+                 f"{qty.show(free)} for it")
+    for v in victims:
+        what = f"victim {v.uuid} ({v.app}/{v.key})"
+        if v.node != node:
+            m.report(VICTIMS, subject, f"{what} runs on {v.node}, not the required node {node}")
+        if v.required_node:
+            m.report(VICTIMS, subject, f"{what} is itself a required-node allocation")
+        if v.priority > ask.priority:
+            m.report(VICTIMS, subject, f"{what} has priority {v.priority}, above the ask's "
+                     f"{ask.priority}")
+    freed = qty.plus(free, qty.total(v.resource for v in victims if v.node == node))
+    if not qty.fits(ask.resource, freed):
+        m.report(VICTIMS, subject, f"the victims with the node's free room "
+                 f"({qty.show(freed)}) do not cover the ask {qty.show(ask.resource)}")
+
+
+def reservations_made(m: Monitor, rv: RMView, call: Call) -> None:
+    """P8: after the call every ask that preempted holds one node (its own, if required)."""
+    if not call.preemptions:
+        return
+    held = _reservations(m, rv.rm_id)
+    for app_id, key, required in call.preemptions:
+        node = held.get((app_id, key))
+        subject = f"preemption for ask {app_id}/{key}"
+        if node is None:
+            m.report(OUTCOME, subject, "after the call the ask holds no reservation")
+        elif required and node != required:
+            m.report(OUTCOME, subject, f"the ask reserved {node}, not its required node "
+                     f"{required}")
+
+
+# ---------------------------------------------------------------- accounting
+
+
+@invariant(
+    "preemption.accounting",
+    "Every queue's preempting resources are the sum of the allocations below it that the "
+    "core released PREEMPTED_BY_SCHEDULER and the RM has not confirmed; so they are zero "
+    "once every such release is confirmed.",
+    SOURCE,
+    "A victim's resources are counted twice or forgotten while it is still running: "
+    "guarantees are judged on a wrong usage, and more or fewer tasks are preempted.",
+)
+def _accounting(ctx: CheckContext) -> Iterator[Violation]:
+    victims: set[str] = ctx.extra.get("preempting", set())
+    for p in view.partitions(ctx.scheduler):
+        want: dict[str, dict[str, int]] = {}
+        for app in p.apps.values():
+            queue = app.queue
+            for x in app.allocations.values():
+                if x.uuid not in victims or queue is None:
+                    continue
+                for q in queue.ancestry():
+                    want[q.path] = qty.plus(want.get(q.path, {}), x.resource)
+        for q in p.queues.values():
+            have = {k: v for k, v in q.preempting.items() if v}
+            if not qty.same(have, want.get(q.path, {})):
+                yield Violation("preemption.accounting", f"queue {p.name}/{q.path}",
+                                f"preempting {qty.show(have)}, the unconfirmed preemption "
+                                f"releases below it hold {qty.show(want.get(q.path, {}))}")

@@ -1,0 +1,127 @@
+"""The checker's own reading of YuniKorn's preemption rules (``invariants/preemption.py``).
+
+Each case restates a rule of YuniKorn's preemption design or one of its Go
+tests, against the checker's functions, not the core's: the checker must be
+right on its own for a broken core to be caught.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from invariants import model, preemption
+
+
+def _part(tree: dict[str, object], **partition: object) -> model.PartitionModel:
+    text = json.dumps({"partitions": [{"name": "default", "queues": [tree], **partition}]})
+    part = model.read(text).partition("default")
+    assert part is not None
+    return part
+
+
+def _q(name: str, *children: dict[str, object], props: dict[str, str] | None = None,
+       guaranteed: int | None = None, max_: int | None = None) -> dict[str, object]:
+    q: dict[str, object] = {"name": name}
+    if children:
+        q["queues"] = list(children)
+    if props:
+        q["properties"] = props
+    resources: dict[str, object] = {}
+    if guaranteed is not None:
+        resources["guaranteed"] = {"memory": guaranteed}
+    if max_ is not None:
+        resources["max"] = {"memory": max_}
+    if resources:
+        q["resources"] = resources
+    return q
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("1ms", 0.001), ("5s", 5.0), ("1m30s", 90.0), ("2h", 7200.0), (".5s", 0.5),
+    ("0s", 30.0), ("-2s", 30.0), ("x", 30.0), ("5", 30.0), ("", 30.0), ("1s x", 30.0),
+])
+def test_delay_is_a_go_duration_with_30s_for_bad_or_non_positive(text: str,
+                                                                   seconds: float) -> None:
+    props = {"preemption.delay": text} if text else None
+    part = _part(_q("root", _q("leaf", props=props)))
+    assert preemption.delay(part.queues["root.leaf"]) == pytest.approx(seconds)
+
+
+def test_delay_on_a_parent_is_its_leaves_default() -> None:
+    part = _part(_q("root", _q("p", _q("leaf"), props={"preemption.delay": "1ms"})))
+    assert preemption.delay(part.queues["root.p.leaf"]) == pytest.approx(0.001)
+
+
+@pytest.mark.parametrize(("parent", "child", "disabled"), [
+    ("disabled", None, True), ("Disabled", None, True), ("disabled", "default", False),
+    ("disabled", "fence", False), ("disabled", "none", False), ("fence", None, False),
+    (None, "disabled", True), (None, None, False),
+])
+def test_only_disabled_is_inherited(parent: str | None, child: str | None,
+                                    disabled: bool) -> None:
+    part = _part(_q("root", _q(
+        "p", _q("leaf", props={"preemption.policy": child} if child else None),
+        props={"preemption.policy": parent} if parent else None)))
+    chain = part.chain("root.p.leaf")
+    assert preemption.disabled(chain) is disabled
+
+
+def test_guarantee_and_cap_take_the_smallest_on_the_path() -> None:
+    part = _part(_q("root", _q("p", _q("leaf", max_=4), guaranteed=5, max_=10)))
+    chain = part.chain("root.p.leaf")
+    assert preemption.guaranteed(chain) == {"memory": 5}
+    assert preemption.cap(chain, {"memory": 100, "vcore": 500}) == {"memory": 4, "vcore": 500}
+
+
+def test_at_or_above_guarantee() -> None:
+    """YuniKorn TestPreemption: leaf1 guaranteed 5 holding exactly 5 stays at its guarantee."""
+    part = _part(_q("root", _q("parent", _q("leaf1", guaranteed=5), _q("leaf2", guaranteed=5),
+                               max_=10)))
+    chain = part.chain("root.parent.leaf1")
+    cluster = {"memory": 20}
+    assert preemption.at_or_above({"memory": 5}, chain, cluster)
+    assert not preemption.at_or_above({"memory": 4}, chain, cluster)
+    assert preemption.above_cap({"memory": 10}, preemption.cap(chain, cluster))
+    assert not preemption.above_cap({"memory": 5}, preemption.cap(chain, cluster))
+
+
+def _victims_tree(parent1: dict[str, str] | None = None, parent2: dict[str, str] | None = None,
+                  leaf1: dict[str, str] | None = None) -> model.PartitionModel:
+    return _part(_q("root",
+                    _q("parent1", _q("leaf1", props=leaf1), props=parent1, guaranteed=100,
+                       max_=200),
+                    _q("parent2", _q("leaf2"), props=parent2, guaranteed=100, max_=200)))
+
+
+@pytest.mark.parametrize(("parent1", "parent2", "eligible"), [
+    (None, None, True),
+    (None, {"priority.offset": "1001"}, False),
+    (None, {"priority.policy": "fence", "priority.offset": "1"}, False),
+    ({"priority.policy": "fence", "priority.offset": "-1001"}, None, False),
+    (None, {"priority.policy": "fence", "priority.offset": "0"}, True),
+])
+def test_victim_priority_follows_offsets_and_fences(parent1: dict[str, str] | None,
+                                                     parent2: dict[str, str] | None,
+                                                     eligible: bool) -> None:
+    """YuniKorn TestFindEligiblePreemptionVictims: an ask of priority 0 in parent1.leaf1
+    against allocations of priority -1000 in parent2.leaf2."""
+    part = _victims_tree(parent1, parent2)
+    bound = preemption.victim_priority_bound(part, "root.parent1.leaf1", 0, "root",
+                                             "root.parent2.leaf2")
+    assert (bound is not None and bound >= -1000) is eligible
+
+
+def test_preemption_fence_is_the_first_fenced_queue_from_the_leaf_up() -> None:
+    part = _victims_tree(parent1={"preemption.policy": "fence"})
+    assert preemption.fence_root(part.chain("root.parent1.leaf1")) == "root.parent1"
+    part = _victims_tree(leaf1={"preemption.policy": "fence"})
+    assert preemption.fence_root(part.chain("root.parent1.leaf1")) == "root.parent1.leaf1"
+    part = _victims_tree(parent2={"preemption.policy": "fence"})
+    assert preemption.fence_root(part.chain("root.parent1.leaf1")) == "root"
+
+
+def test_partition_switch_is_on_unless_false() -> None:
+    assert _part(_q("root", _q("a"))).preemption
+    assert not _part(_q("root", _q("a")), preemption={"enabled": False}).preemption
