@@ -272,4 +272,25 @@ MAP: tuple[Entry, ...] = (
       "(reservations made or dropped in the cycle, applications that started in it, "
       "stateaware's choice) the core's choice is taken as right. With priority sorting "
       "disabled only the policy's order is checked (scheduling.maximal)."),
+    # -- YuniKorn's preemption (the seeds name only its SI fields; docs/design-notes.md) ----
+    E(Y, "Preemption, laws 1, 4 and when it is attempted", "A general preemption is started "
+      "once per ask, only for an ask with allowPreemptOther, in a partition with "
+      "preemption.enabled, at least its leaf's preemption.delay old, with a guarantee on its "
+      "path, that failed its queue headroom or fitted no schedulable node; a required-node "
+      "preemption only when its node lacks the room.",
+      ("preemption.trigger", "preemption.completed", "preemption.required_node"),
+      "The ask is identified by the release message (YuniKorn's text names it). The 15 s "
+      "between two attempts and the 10 attempts per leaf and step are not checked."),
+    E(Y, "Preemption, laws 2, 3, 5, 6, 7", "Victims come from other leaves inside the ask's "
+      "fence, not disabled, over their guarantee, of a priority at most the ask's adjusted "
+      "by offsets and fences; never a required-node allocation or one being released; no "
+      "victim leaf is left below its guarantee. Required-node victims sit on the node, are "
+      "not required-node allocations, have no higher priority, and free enough.",
+      ("preemption.victims", "preemption.placeholder_victim"),
+      "The per-node order of victims (opted in, non-originators, newest first) and the RM's "
+      "PreemptionPredicates choice are checked by scenario tests, not by the checker."),
+    E(Y, "Preemption, the commit", "With the victims gone the ask's leaf is within its "
+      "guarantee; the ask holds a reservation on one node (its required node); every victim "
+      "counts as preempting on its queue and every ancestor until the RM confirms it.",
+      ("preemption.outcome", "preemption.accounting")),
 )

@@ -231,6 +231,12 @@ def _user_running(w: World) -> str:
     return f"user default/{app.user} on root"
 
 
+def _queue_preempting(w: World) -> str:
+    queue = w.partition.queues["root.a"]
+    queue.preempting["memory"] = queue.preempting.get("memory", 0) + 7
+    return "queue default/root.a"
+
+
 def _app_priority_stale(w: World) -> str:
     w.partition.apps["app-1"].priority = 7
     return "application default/app-1"
@@ -399,6 +405,7 @@ CORRUPTIONS: dict[str, list[Corruption]] = {
     "limits.accounting": [_user_usage, _user_running],
     "priority.cached": [_app_priority_stale, _queue_priority_stale],
     "priority.order": [_priority_passed_over],
+    "preemption.accounting": [_queue_preempting],
 }
 
 CASES = [(name, fn) for name, fns in CORRUPTIONS.items() for fn in fns]
@@ -464,6 +471,7 @@ def test_check_all_reports_every_invariant_at_once(world: World) -> None:
         "gang.admission": _gang_admitted_fair,
         "lifecycle.legal": _lifecycle_ask_state_assigned,
         "scheduling.maximal": _scheduling_room_appears,
+        "preemption.accounting": _queue_preempting,
     }
     for corrupt in chosen.values():
         corrupt(world)
