@@ -391,11 +391,12 @@ def preemption_story(g: Gen) -> Iterator[Step]:
 
 def _preemption_home(g: Gen) -> tuple[str, str, tuple[str, ...], str, str] | None:
     """Two leaves one user may submit to, usually different: mostly both with a guarantee
-    on their path; sometimes the victim's side without one (it must never lose tasks), or
-    the asking side (it must never preempt)."""
+    on their path (often the asking one behind a preemption fence the victim is outside
+    of); sometimes the victim's side without one (it must never lose tasks), or the asking
+    side (it must never preempt)."""
     config = model.read(g.scenario.shape.text)
     guarded: list[tuple[str, str, tuple[str, ...], str, str]] = []
-    asking, other = [], []
+    asking, other, fenced = [], [], []
     # A partition first (the small one with preemption off counts as much as the big one).
     for name in [g.pick(sorted(config.partitions))]:
         pm = config.partitions[name]
@@ -410,11 +411,16 @@ def _preemption_home(g: Gen) -> tuple[str, str, tuple[str, ...], str, str] | Non
                         other.append(home)
                     elif any(q.guaranteed for q in pm.chain(victim)):
                         guarded.append(home)
+                        fence = next((q.path for q in pm.chain(ask) if q.own.get(
+                            "preemption.policy", "").lower() == "fence"), None)
+                        if fence is not None and not victim.startswith(fence + "."):
+                            fenced.append(home)
                     else:
                         asking.append(home)
     draw = g.rng.random()
-    homes = (guarded if draw < 0.7 else asking if draw < 0.85 else other) \
-        or guarded or asking or other
+    # A fence matters only when the room sits outside it: that pair gets a share of its own.
+    homes = (fenced if draw < 0.25 else guarded if draw < 0.7 else asking if draw < 0.85
+             else other) or guarded or asking or other
     return homes[g.rng.randrange(len(homes))] if homes else None
 
 
