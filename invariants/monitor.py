@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable
+from itertools import groupby
 from typing import Any
 
 from scheduler import Scheduler, si
@@ -31,12 +32,12 @@ from . import answers, configured, limits, preemption, requests, view
 from . import protocol as P
 from . import quantities as qty
 from .calls import Call
+from .preemption import PREEMPTED
 from .registry import Violation
 from .requests import NODE_PARTITION
 from .shim import RMView
 
 TT = si.TerminationType
-PREEMPTED = TT.PREEMPTED_BY_SCHEDULER
 NA = si.NodeAction
 
 Predicate = Callable[[str, str], bool]
@@ -267,19 +268,18 @@ class ModelShim:
         # The core delivers decisions in order; a response's fields read in order.
         for msg in response.new:
             answers.new_allocation(self, rv, call, msg)
-        released = response.released
-        for i, rel in enumerate(released):
-            first = i == 0 or released[i - 1].termination_type != PREEMPTED \
-                or released[i - 1].message != rel.message
-            if rel.termination_type == PREEMPTED and first:
-                # One decision's victims, judged in the state it was taken in.
-                run = [r for r in released[i:]]
-                end = next((j for j, r in enumerate(run) if r.termination_type != PREEMPTED
-                            or r.message != rel.message), len(run))
-                victims = [a for r in run[:end] if (a := rv.allocs.get(r.uuid)) is not None
+        # Consecutive PREEMPTED_BY_SCHEDULER releases with one message are one decision's
+        # victims: judged together, in the state the decision was taken in, before the
+        # releases mark them.
+        for (preempting, message), run in groupby(
+                response.released, key=lambda r: (r.termination_type == PREEMPTED, r.message)):
+            group = list(run)
+            if preempting:
+                victims = [a for r in group if (a := rv.allocs.get(r.uuid)) is not None
                            and a.releasing is None]
-                preemption.judge(self, rv, call, victims, rel.message)
-            answers.core_release(self, rv, call, rel)
+                preemption.judge(self, rv, call, victims, message)
+            for rel in group:
+                answers.core_release(self, rv, call, rel)
         for ask_rel in response.released_asks:
             key = (ask_rel.application_id, ask_rel.allocation_key)
             call.released_asks.append(ask_rel)

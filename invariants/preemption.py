@@ -22,11 +22,11 @@ from typing import Any
 
 from scheduler import si
 
-from . import model, view
+from . import model, priority, view
 from . import protocol as P
 from . import quantities as qty
 from .calls import Call, Monitor
-from .priority import MAX, MIN, _offset
+from .priority import MAX, MIN
 from .registry import CheckContext, Violation, invariant
 from .shim import AllocView, AskView, RMView
 
@@ -163,10 +163,10 @@ def at_or_above(used: Mapping[str, int], chain: Sequence[model.QueueModel],
 
 
 def _shown(p: int, q: model.QueueModel) -> int:
-    offset = _offset(q.own)
-    if q.own.get("priority.policy", "").lower() == "fence":
-        return offset
-    return max(MIN, min(MAX, p + offset))
+    """The ask's priority seen from ``q`` going up (no special case for the lowest int32:
+    YuniKorn's findPreemptionFenceRoot has none, unlike the queue's own priority)."""
+    s = priority.of(q)
+    return s.offset if s.fence else max(MIN, min(MAX, p + s.offset))
 
 
 def victim_priority_bound(part: model.PartitionModel, ask_path: str, ask_priority: int,
@@ -191,13 +191,13 @@ def victim_priority_bound(part: model.PartitionModel, ask_path: str, ask_priorit
         if path in recorded:
             p = recorded[path]
             continue
-        q = part.queues[path]
-        if q.own.get("priority.policy", "").lower() == "fence":
-            if _offset(q.own) > p:
+        s = priority.of(part.queues[path])
+        if s.fence:
+            if s.offset > p:
                 return None
             fenced = True
         elif not fenced:
-            p -= _offset(q.own)
+            p -= s.offset
     return MAX if fenced else p
 
 

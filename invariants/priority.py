@@ -53,6 +53,11 @@ class Settings:
         self.sort = effective.get("application.sort.priority", "").lower() != "disabled"
 
 
+def of(q: model.QueueModel) -> Settings:
+    """A configured queue's settings."""
+    return Settings(q.own, q.properties)
+
+
 def settings(part: model.PartitionModel | None, queue: Queue) -> Settings | None:
     """From the configuration: a configured queue's own, a created leaf's from its parent's
     childtemplate; None for a queue the configuration no longer has (draining)."""
@@ -60,7 +65,7 @@ def settings(part: model.PartitionModel | None, queue: Queue) -> Settings | None
         return None
     configured = part.queues.get(queue.path)
     if configured is not None:
-        return Settings(configured.own, configured.properties)
+        return of(configured)
     if queue.managed or queue.parent is None:
         return None
     above: Queue | None = queue.parent

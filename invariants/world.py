@@ -20,9 +20,10 @@ from scheduler.errors import ConfigError, UnknownResourceManager
 from scheduler.trace import REQUEST_CALLS, RM_CALLS, Step
 from statemachines import TransitionRecord
 
-from . import model, view
+from . import model, priority, view
 from .coverage import Coverage, StepRecord
 from .monitor import ModelShim, Predicate
+from .preemption import PREEMPTED
 from .protocol import NO_EXCEPTION
 from .recorder import LifecycleRecorder
 from .registry import REGISTRY, CheckContext, Violation
@@ -30,7 +31,6 @@ from .registry import REGISTRY, CheckContext, Violation
 TT = si.TerminationType
 RESERVED = si.SchedulingState.RESERVED
 SKIPPED = si.SchedulingState.SKIPPED
-PREEMPTED = si.TerminationType.PREEMPTED_BY_SCHEDULER
 
 
 class World:
@@ -237,19 +237,16 @@ class World:
                 if later <= first:
                     continue
                 a_parts, b_parts = path_a.split("."), path_b.split(".")
-                common = 0
-                while (common < min(len(a_parts), len(b_parts)) - 1
-                       and a_parts[common] == b_parts[common]):
-                    common += 1
-                if a_parts[common] == b_parts[common]:
+                pairs = enumerate(zip(a_parts, b_parts, strict=False))
+                split = next((d for d, (x, y) in pairs if x != y), None)
+                if split is None:
+                    continue  # one leaf: no sibling queues decided
+                parent = part.queues.get(".".join(a_parts[:split]))
+                if parent is None or not priority.of(parent).sort:
                     continue
-                parent = part.queues.get(".".join(a_parts[:common]))
-                if parent is None or parent.properties.get(
-                        "application.sort.priority", "").lower() == "disabled":
-                    continue
-                sides = (".".join(a_parts[:common + 1]), ".".join(b_parts[:common + 1]))
-                if any((cfg := part.queues.get(side)) is not None
-                       and cfg.own.get("priority.policy", "").lower() == "fence" for side in sides):
+                sides = (".".join(a_parts[:split + 1]), ".".join(b_parts[:split + 1]))
+                if any((cfg := part.queues.get(side)) is not None and priority.of(cfg).fence
+                       for side in sides):
                     return True
         return False
 

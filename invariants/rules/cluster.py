@@ -15,16 +15,22 @@ def _node(g: Gen, node_id: str, action: si.NodeAction, **fields: object) -> Step
         si.NodeInfo(node_id=node_id, action=action, **fields)]))
 
 
+def new_node(g: Gen, partition: str, memory: int, vcore: int, **fields: object) -> Step:
+    """A node joining ``partition`` (named by the node attribute unless it is the default)."""
+    return _node(g, g.new_id("node-"), NA.CREATE,
+                 schedulable_resource=si.Resource.of(memory=memory, vcore=vcore),
+                 attributes={"si/node-partition": partition} if partition != "default" else {},
+                 **fields)
+
+
 @rule(4, core=True)
 def add_node(g: Gen) -> Iterator[Step]:
     """A node joins, in one of the configured partitions, sometimes partly occupied."""
     memory, vcore = g.pick(list(g.scenario.node_sizes))
     partition = g.pick(g.partitions())
     occupied = g.rng.choice((0, 0, 0, 10))
-    yield _node(g, g.new_id("node-"), NA.CREATE,
-                schedulable_resource=si.Resource.of(memory=memory, vcore=vcore),
-                occupied_resource=si.Resource.of(memory=occupied) if occupied else None,
-                attributes={"si/node-partition": partition} if partition != "default" else {})
+    yield new_node(g, partition, memory, vcore,
+                   occupied_resource=si.Resource.of(memory=occupied) if occupied else None)
 
 
 @rule(1)

@@ -18,6 +18,7 @@ from .. import model
 from ..configs import CORE, NAMESPACES, USERS
 from ..shim import REQUIRED_NODE
 from . import TT, Gen, rule
+from .cluster import new_node
 from .time import confirmations
 
 
@@ -35,6 +36,13 @@ def _submission(g: Gen, app_id: str, **gang: Any) -> si.AddApplicationRequest:
 def _add(g: Gen, *requests: si.AddApplicationRequest, **extra: Any) -> Step:
     return g.request("update_application", si.ApplicationRequest(rm_id=g.rm_id,
                                                                   new=list(requests)), **extra)
+
+
+def _submit_to(g: Gen, app_id: str, leaf: str, partition: str, ugi: si.UserGroupInformation,
+               **fields: Any) -> Step:
+    """A submission to a chosen leaf (the stories pick where their applications go)."""
+    return _add(g, si.AddApplicationRequest(application_id=app_id, queue_name=leaf,
+                                            partition_name=partition, ugi=ugi, **fields))
 
 
 @rule(5, core=True)
@@ -60,8 +68,7 @@ def add_gang_app(g: Gen) -> Iterator[Step]:
     # sometimes after the driver pod that triggered it was already sent (and placed).
     if g.rng.random() < 0.7 and app_id in _live_gangs(g):
         if g.rng.random() < 0.3:
-            yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
-                _ask(g, app_id, f"{app_id}-driver", groups[0][1], task_group_name="tg0")]))
+            yield _send(g, _ask(g, app_id, f"{app_id}-driver", groups[0][1], task_group_name="tg0"))
             yield Step.schedule()
         for index in range(len(groups)):
             yield _placeholders(g, app_id, index)
@@ -86,6 +93,11 @@ def _live_gangs(g: Gen) -> list[str]:
     return sorted(a for a, v in rv.apps.items() if v.live and v.gang and a in g.gangs)
 
 
+def _send(g: Gen, *asks: si.AllocationAsk) -> Step:
+    """The shim sends asks (new, or updates of ones it sent)."""
+    return g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=list(asks)))
+
+
 def _ask(g: Gen, app_id: str, key: str, memory: int, repeats: int = 1,
          **fields: Any) -> si.AllocationAsk:
     rv = g.rv
@@ -100,7 +112,7 @@ def _placeholders(g: Gen, app_id: str, index: int) -> Step:
     members, size = g.gangs[app_id][index]
     asks = [_ask(g, app_id, f"{app_id}-tg{index}-ph-{g.new_id('')}", size,
                  task_group_name=f"tg{index}", placeholder=True) for _ in range(members)]
-    return g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=asks))
+    return _send(g, *asks)
 
 
 @rule(4)
@@ -120,9 +132,8 @@ def send_real_ask(g: Gen) -> Iterator[Step]:
         return
     index = g.rng.randrange(len(g.gangs[app_id]))
     size = max(1, g.gangs[app_id][index][1] + g.rng.choice((0, 0, 0, -2, 5)))
-    yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
-        _ask(g, app_id, f"{app_id}-tg{index}-real-{g.new_id('')}", size,
-             task_group_name=f"tg{index}")]))
+    yield _send(g, _ask(g, app_id, f"{app_id}-tg{index}-real-{g.new_id('')}", size,
+                        task_group_name=f"tg{index}"))
 
 
 @rule(6, core=True)
@@ -134,11 +145,11 @@ def add_ask(g: Gen) -> Iterator[Step]:
         return
     keys = sorted(k for a, k in rv.asks if a == app_id)
     key = g.pick(keys) if keys and g.rng.random() < 0.2 else g.new_id("ask-")
-    yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[_ask(
+    yield _send(g, _ask(
         g, app_id, key, g.rng.choice((5, 10, 30, 50)), g.rng.randint(1, 3),
         priority=g.rng.choice((0, 0, 5, 10, -5)),
         execution_timeout_milli_seconds=g.pick(list(g.scenario.ask_timeouts)),
-        **_preemption_fields(g))]))
+        **_preemption_fields(g)))
 
 
 def _preemption_fields(g: Gen) -> dict[str, Any]:
@@ -165,13 +176,12 @@ def resend_ask(g: Gen) -> Iterator[Step]:
     if rv is None or picked is None:
         return
     k = rv.asks[picked]
-    yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
-        si.AllocationAsk(allocation_key=k.key, application_id=k.app,
-                         partition_name=rv.apps[k.app].partition,
-                         resource_ask=si.resource_from_dict(k.resource),
-                         max_allocations=k.max_allocations, priority=k.priority,
-                         task_group_name=k.task_group, placeholder=k.placeholder,
-                         execution_timeout_milli_seconds=k.timeout_ms)]))
+    yield _send(g, si.AllocationAsk(allocation_key=k.key, application_id=k.app,
+                                    partition_name=rv.apps[k.app].partition,
+                                    resource_ask=si.resource_from_dict(k.resource),
+                                    max_allocations=k.max_allocations, priority=k.priority,
+                                    task_group_name=k.task_group, placeholder=k.placeholder,
+                                    execution_timeout_milli_seconds=k.timeout_ms))
 
 
 @rule(1)
@@ -229,8 +239,7 @@ def gang_story(g: Gen) -> Iterator[Step]:
     if app_id not in _live_gangs(g):
         return
     if g.rng.random() < 0.6:
-        yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
-            _ask(g, app_id, f"{app_id}-driver", size, task_group_name="tg0")]))
+        yield _send(g, _ask(g, app_id, f"{app_id}-driver", size, task_group_name="tg0"))
         yield Step.schedule()
     yield _placeholders(g, app_id, 0)
     yield Step.schedule()
@@ -283,27 +292,21 @@ def priority_story(g: Gen) -> Iterator[Step]:
     partition, user, groups, high_leaf, low_leaf = home
     ugi = si.UserGroupInformation(user=user, groups=list(groups))
 
-    def submit(app_id: str, leaf: str) -> Step:
-        return _add(g, si.AddApplicationRequest(
-            application_id=app_id, queue_name=leaf, partition_name=partition, ugi=ugi,
-            tags={"namespace": g.pick(list(NAMESPACES))}))
-
     low, high = g.new_id("app-"), g.new_id("app-")
     size = g.rng.choice((5, 10, 30))
-    yield submit(low, low_leaf)
+    yield _submit_to(g, low, low_leaf, partition, ugi,
+                     tags={"namespace": g.pick(list(NAMESPACES))})
     if g.rng.random() < 0.7:
         yield Step.advance(1.0)
-    yield submit(high, high_leaf)
+    yield _submit_to(g, high, high_leaf, partition, ugi,
+                     tags={"namespace": g.pick(list(NAMESPACES))})
     if g.rng.random() < 0.6:
         # The higher-priority side gets ahead first: more usage, so fair order disagrees.
-        yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
-            _ask(g, high, g.new_id("ask-"), size, priority=g.rng.choice((0, 10)))]))
+        yield _send(g, _ask(g, high, g.new_id("ask-"), size, priority=g.rng.choice((0, 10))))
         yield Step.schedule()
-    yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
-        _ask(g, low, g.new_id("ask-"), size, g.rng.randint(1, 2),
-             priority=g.rng.choice((-5, 0)))]))
-    yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
-        _ask(g, high, g.new_id("ask-"), size, g.rng.randint(1, 2), priority=10)]))
+    yield _send(g, _ask(g, low, g.new_id("ask-"), size, g.rng.randint(1, 2),
+                        priority=g.rng.choice((-5, 0))))
+    yield _send(g, _ask(g, high, g.new_id("ask-"), size, g.rng.randint(1, 2), priority=10))
     yield Step.schedule()
 
 
@@ -341,18 +344,15 @@ def preemption_story(g: Gen) -> Iterator[Step]:
         return
     partition, user, groups, victim_leaf, ask_leaf = home
     ugi = si.UserGroupInformation(user=user, groups=list(groups))
-    hog, late, node = g.new_id("app-"), g.new_id("app-"), g.new_id("node-")
+    hog, late = g.new_id("app-"), g.new_id("app-")
+    joined = new_node(g, partition, 60, 60 * CORE)
+    node = joined.request.nodes[0].node_id
     size = g.rng.choice((5, 10, 20))
-    yield g.request("update_node", si.NodeRequest(rm_id=g.rm_id, nodes=[si.NodeInfo(
-        node_id=node, action=si.NodeAction.CREATE,
-        schedulable_resource=si.Resource.of(memory=60, vcore=60 * CORE),
-        attributes={"si/node-partition": partition} if partition != "default" else {})]))
-    yield _add(g, si.AddApplicationRequest(
-        application_id=hog, queue_name=victim_leaf, partition_name=partition, ugi=ugi))
+    yield joined
+    yield _submit_to(g, hog, victim_leaf, partition, ugi)
     for _ in range(g.rng.choice((1, 2))):
-        yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
-            _ask(g, hog, g.new_id("ask-"), size, 60 // size,
-                 priority=g.rng.choice((0, 0, -5, 10)), **_victim_policy(g))]))
+        yield _send(g, _ask(g, hog, g.new_id("ask-"), size, 60 // size,
+                            priority=g.rng.choice((0, 0, -5, 10)), **_victim_policy(g)))
     yield Step.schedule()
     rv = g.rv
     if rv is not None:
@@ -360,26 +360,20 @@ def preemption_story(g: Gen) -> Iterator[Step]:
         room = sum(rv.free(n.id).get("memory", 0) for n in rv.nodes.values()
                    if n.partition == partition and n.state == "Schedulable")
         if room >= size:
-            yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
-                _ask(g, hog, g.new_id("ask-"), size, min(room // size, 40))]))
+            yield _send(g, _ask(g, hog, g.new_id("ask-"), size, min(room // size, 40)))
             yield Step.schedule()
-    yield _add(g, si.AddApplicationRequest(
-        application_id=late, queue_name=ask_leaf, partition_name=partition, ugi=ugi))
+    yield _submit_to(g, late, ask_leaf, partition, ugi)
     required = {"tags": {REQUIRED_NODE: node}} if g.rng.random() < 0.25 else {}
-    yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
-        _ask(g, late, g.new_id("ask-"), size, g.rng.randint(1, 2),
-             priority=g.rng.choice((0, 0, 10, -5)),
-             preemption_policy=si.PreemptionPolicy(
-                 allow_preempt_self=True, allow_preempt_other=g.rng.random() < 0.9),
-             **required)]))
+    yield _send(g, _ask(g, late, g.new_id("ask-"), size, g.rng.randint(1, 2),
+                        priority=g.rng.choice((0, 0, 10, -5)),
+                        preemption_policy=si.PreemptionPolicy(
+                            allow_preempt_self=True, allow_preempt_other=g.rng.random() < 0.9),
+                        **required))
     yield Step.schedule()
     yield Step.advance(g.rng.choice((2.0, 31.0, 61.0)))
     if g.rng.random() < 0.2:
         # Room comes back before the cycle: the ask must take it, not preempt.
-        yield g.request("update_node", si.NodeRequest(rm_id=g.rm_id, nodes=[si.NodeInfo(
-            node_id=g.new_id("node-"), action=si.NodeAction.CREATE,
-            schedulable_resource=si.Resource.of(memory=size, vcore=4 * CORE),
-            attributes={"si/node-partition": partition} if partition != "default" else {})]))
+        yield new_node(g, partition, size, 4 * CORE)
     yield Step.schedule()
     if g.rng.random() < 0.5:
         # Late confirmations, and the clock past the 15 s between two attempts of one ask.
