@@ -65,6 +65,25 @@ def transition_sentence(obj: Any, lifecycle: str, trigger: str, source: str, des
     return f"{describe(obj, lifecycle, reference_id)} {dest.lower()}{where}: {why}"
 
 
+_TAILS: dict[tuple[str, str, str, str], str] = {}
+
+
+def transition_message(obj: Any, lifecycle: str, trigger: str, source: str, dest: str,
+                       reference_id: str = "", why: str = "") -> str:
+    """The event text of a transition: its sentence and ``(source -> dest)``. Everything
+    after the object's name depends on the edge alone unless the caller says why (or an
+    application is accepted into a queue), so it is built once per edge."""
+    if why or (lifecycle == "application" and dest == "Accepted"):
+        text = transition_sentence(obj, lifecycle, trigger, source, dest, reference_id, why)
+        return f"{text} ({source} -> {dest})"
+    key = (lifecycle, trigger, source, dest)
+    tail = _TAILS.get(key)
+    if tail is None:
+        sentence = transition_sentence(obj, lifecycle, trigger, source, dest)
+        tail = _TAILS[key] = sentence[len(describe(obj, lifecycle)):] + f" ({source} -> {dest})"
+    return describe(obj, lifecycle, reference_id) + tail
+
+
 def describe(obj: Any, lifecycle: str, reference_id: str = "") -> str:
     """The object as a reader names it: ``queue root.a``, ``ask k of application app-1``."""
     noun = getattr(obj, "EVENT_NOUN", lifecycle)
@@ -177,13 +196,13 @@ class CoreContext:
         lc = obj.LIFECYCLE
         source = obj.state
         dest: str = lc.fire(obj, trigger)
-        if self.emit_events and lc.name in EVENT_TYPES:
-            text = transition_sentence(obj, lc.name, trigger, source, dest, reference_id, why)
+        kind = EVENT_TYPES.get(lc.name) if self.emit_events else None
+        if kind is not None:
             self.outbox(rm_id).events.append((
-                EVENT_TYPES[lc.name],
+                kind,
                 obj.event_id,
                 reference_id,
-                f"{text} ({source} -> {dest})",
+                transition_message(obj, lc.name, trigger, source, dest, reference_id, why),
                 si.EventChangeType.SET,
                 int(self.clock.now() * 1e9),
             ))

@@ -239,6 +239,7 @@ class Application:
         "queue",
         "queue_path",
         "ran",
+        "resting",
         "state",
         "state_since",
         "submit_seq",
@@ -290,6 +291,9 @@ class Application:
         # maxapplications slot) and has not been back in Accepted since.
         self.ran = False
         self.placeholder_timer_started = False
+        # Nothing of it can succeed again in this scheduling call: out of its leaf's
+        # order until the call ends or room is given back (``PartitionState.rest``).
+        self.resting = False
         self.placeholder_token = 0
         self.completing_timed_out = False
         # What admission checked: the queue's sort policy and the max of every

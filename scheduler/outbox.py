@@ -20,6 +20,7 @@ from typing import Any
 from . import si
 from .callback import ResourceManagerCallback
 from .objects import Allocation
+from .si.base import construct_exact
 
 Message = tuple[Callable[..., Any], Any]
 """A callback method and the message to call it with."""
@@ -99,9 +100,9 @@ class RMOutbox:
                             reason=reason)))
         if self.events:
             out.append((callback.send_event, [
-                si.EventRecord.model_construct(  # every field, in declaration order: fast
-                    type=t, object_id=o, message=m, timestamp_nano=ts, event_change_type=c,
-                    reference_id=ref)
+                construct_exact(si.EventRecord, {
+                    "type": t, "object_id": o, "message": m, "timestamp_nano": ts,
+                    "event_change_type": c, "reference_id": ref})
                 for t, o, ref, m, c, ts in self.events
             ]))
         return out

@@ -296,7 +296,7 @@ class AppOrder:
 
     def _set(self, app_id: str, app: Application | None) -> None:
         key: tuple[Any, ...] | None = None
-        if app is not None and app.pending_asks:
+        if app is not None and app.pending_asks and not app.resting:
             if self._policy == "fair":
                 shares = res.shares(res.add(app.allocated, app.placeholder_allocated),
                                     self._base)

@@ -138,6 +138,7 @@ class Lifecycle:
         "_by_source",
         "_events",
         "_table",
+        "_targets",
         "description",
         "initial",
         "machine",
@@ -189,6 +190,7 @@ class Lifecycle:
             send_event=False,
         )
         self._events = {trigger: self.machine.events[trigger] for trigger in self.triggers}
+        self._targets = {name: self.machine.get_state(name) for name in self.states}
 
     def _validate(self) -> None:
         if len(self.state_specs) != len(self.states):
@@ -227,20 +229,27 @@ class Lifecycle:
         return self._table.get((source, trigger)) == dest
 
     def fire(self, obj: Stateful, trigger: str, observer: Observer | None = None) -> str:
-        """Move ``obj`` along ``trigger`` through the shared machine.
+        """Move ``obj`` along ``trigger``: the one way the core changes a state.
 
         Raises :class:`InvalidTransition` (leaving ``obj`` untouched) when the
         trigger is not allowed in the object's current state. On success the
         per-call ``observer`` and then every global observer are told, and the
         new state is returned.
+
+        The edge is looked up in the table compiled from the declaration and the
+        shared machine sets the state (``Machine.set_state``). Going through
+        ``Event.trigger`` instead would do the same thing, since no lifecycle
+        declares conditions or callbacks, at ten times the cost: it was a fifth
+        of the scheduling cycle (``docs/performance.md``). ``tests/test_statemachines.py``
+        fires every declared and undeclared pair both ways and compares.
         """
         source = obj.state
-        if (source, trigger) not in self._table:
+        dest = self._table.get((source, trigger))
+        if dest is None:
             if trigger not in self._events:
                 raise UnknownTrigger(self.name, trigger, source, self.allowed(source))
             raise InvalidTransition(self.name, trigger, source, self.allowed(source))
-        self._events[trigger].trigger(obj)
-        dest = obj.state
+        self.machine.set_state(self._targets[dest], obj)
         if observer is not None or _global_observers:
             record = TransitionRecord(self.name, obj, trigger, source, dest)
             if observer is not None:

@@ -99,6 +99,22 @@ def test_the_machine_itself_refuses_an_undeclared_edge_with_invalid_transition(n
                 assert obj.state == lc.dest(state, trigger)
 
 
+@pytest.mark.parametrize("name", list(LIFECYCLES))
+def test_the_machine_declares_no_callbacks_so_fire_may_set_the_state_directly(name: str) -> None:
+    """``Lifecycle.fire`` looks the edge up and calls ``Machine.set_state``; that equals
+    ``Event.trigger`` only while no condition, callback or enter/exit hook is declared."""
+    m = LIFECYCLES[name].machine
+    for hook in ("before_state_change", "after_state_change", "prepare_event",
+                 "finalize_event", "on_exception"):
+        assert not getattr(m, hook), hook
+    for state in m.states.values():
+        assert not state.on_enter and not state.on_exit, state.name
+    for event in m.events.values():
+        for transitions in event.transitions.values():
+            for t in transitions:
+                assert not (t.prepare or t.conditions or t.before or t.after), event.name
+
+
 def test_unknown_trigger_raises_subclass() -> None:
     obj = Thing("New")
     with pytest.raises(UnknownTrigger):

@@ -48,12 +48,15 @@ def schedule(p: PartitionState) -> int:
         return 0
     p.reset_memos()
     count = allocate_reserved(p)
-    while True:
-        step = try_allocate(p, p.root)
-        if step == NOTHING:
-            return count
-        if step == ALLOCATED:
-            count += 1
+    try:
+        while True:
+            step = try_allocate(p, p.root)
+            if step == NOTHING:
+                return count
+            if step == ALLOCATED:
+                count += 1
+    finally:
+        p.wake()
 
 
 def allocate_reserved(p: PartitionState) -> int:
@@ -94,6 +97,10 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
     failed = p.failed
     exhausted = p.exhausted
     for app in policies.ordered_apps(queue, p.capacity):
+        if p.exhausted is not exhausted:
+            # A reservation was cancelled: room came back and the applications set to rest
+            # rejoin the order at the next walk, which starts again from the root.
+            return PROGRESS
         if app.state not in SCHEDULABLE or app.id in exhausted:
             continue
         if not eligibility.can_start(app):
@@ -162,8 +169,10 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
                 return PROGRESS
             if reserved == allocate.NO_RESERVATION:
                 allocate.report_failed(p, app, ask)
+        if p.exhausted is not exhausted:
+            return PROGRESS
         # Nothing of this application can succeed again in this call.
-        exhausted.add(app.id)
+        p.rest(app)
     return NOTHING
 
 

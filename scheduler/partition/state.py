@@ -17,8 +17,8 @@ import statemachines
 from statemachines import Lifecycle
 from statemachines.application import LIVE
 
+from .. import policies, si, ugm
 from .. import resources as res
-from .. import si, ugm
 from ..config import ROOT_QUEUE, PlacementRuleConfig
 from ..context import CoreContext
 from ..objects import Allocation, Application, Node, Queue
@@ -66,7 +66,7 @@ class PartitionState:
         self.failed: set[tuple[str, str]] = set()
         self.failed_shapes = res.ShapeMemo()
         self.unreservable = res.ShapeMemo()
-        self.exhausted: set[str] = set()
+        self.exhausted: dict[str, Application] = {}
         # Largest room any schedulable node could ever offer (capacity - occupied),
         # per type; None when a node changed and it must be recomputed.
         self.ceiling: Resource | None = None
@@ -82,10 +82,28 @@ class PartitionState:
         """How this partition's timers name it (``CoreContext.schedule_timer``)."""
         return (self.rm_id, self.name)
 
+    def rest(self, app: Application) -> None:
+        """Nothing of ``app`` can succeed again in this call: take it out of its leaf's
+        order, so the walks after this one do not step over it again (a leaf of many
+        applications whose asks never fit made every allocation cost a walk past them)."""
+        self.exhausted[app.id] = app
+        app.resting = True
+        policies.app_changed(app)
+
+    def wake(self) -> None:
+        """Every application set to rest rejoins its leaf's order (the call ended, or room
+        was given back); the memo of what was exhausted stays until the next reset."""
+        for app in self.exhausted.values():
+            if app.resting:
+                app.resting = False
+                policies.app_changed(app)
+
     def reset_memos(self) -> None:
-        """Forget what failed in this scheduling call: room was given back."""
+        """Forget what failed in this scheduling call: room was given back. A new
+        ``exhausted`` tells a walk in progress that this happened."""
+        self.wake()
         self.failed = set()
-        self.exhausted = set()
+        self.exhausted = {}
         self.failed_shapes = res.ShapeMemo()
         self.unreservable = res.ShapeMemo()
 
