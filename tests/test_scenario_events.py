@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pytest
@@ -23,6 +24,23 @@ def test_events_are_event_records() -> None:
     assert env.shim.events
     assert all(isinstance(e, si.EventRecord) for e in env.shim.events)
     assert all(e.message for e in env.shim.events)
+
+
+def test_event_records_are_the_messages_validation_builds() -> None:
+    """The outbox builds records without pydantic's checks (``construct_exact``): each must
+    equal the record validated from its own dump, every field set, ask events included."""
+    env = Env()
+    env.add_node("node-1", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "k1", 10, repeats=2)
+    env.schedule()
+    kinds = {e.type for e in env.shim.events}
+    assert {ET.APP, ET.NODE, ET.REQUEST} <= kinds
+    for e in env.shim.events:
+        assert si.EventRecord.model_validate(e.model_dump()) == e
+        assert e.model_fields_set == set(si.EventRecord.model_fields)
+        if e.event_change_type == si.EventChangeType.SET:  # a transition: "(A -> B)" last
+            assert re.search(r": .+ \(\w+ -> \w+\)$", e.message), e.message
 
 
 def test_application_transitions_reported() -> None:
