@@ -93,6 +93,38 @@ def test_a_node_that_would_take_the_partition_past_int64_is_rejected(
     assert api.state_dump() == before
 
 
+def test_recovered_allocations_that_would_pass_int64_usage_reject_their_node(
+        env: tuple[Scheduler, RecordingShim]) -> None:
+    """A node registered with existing allocations (recovery) is all or nothing: when
+    their sizes would take the partition's usage past int64, the node is rejected with
+    the index of the allocation and nothing is recovered."""
+    api, shim = env
+    api.update_application(_app("app"))
+
+    def node(node_id: str, *allocs: tuple[str, int]) -> si.NodeRequest:
+        return si.NodeRequest(rm_id=RM, nodes=[si.NodeInfo(
+            node_id=node_id, action=si.NodeAction.CREATE,
+            schedulable_resource=res(memory=INT64_MAX // 2),
+            existing_allocations=[si.Allocation(
+                allocation_key=uuid, uuid=uuid, application_id="app", node_id=node_id,
+                resource_per_alloc=res(memory=memory)) for uuid, memory in allocs])])
+
+    before = api.state_dump()
+    api.update_node(node("n1", ("a", INT64_MAX - 5), ("b", 6)))
+    assert [(r.node_id, "existingAllocations[1]" in r.reason and "int64" in r.reason)
+            for r in shim.rejected_nodes] == [("n1", True)]
+    assert api.state_dump() == before
+    api.update_node(node("n1", ("a", INT64_MAX - 5)))
+    api.update_node(node("n2", ("c", 6)))
+    assert shim.accepted_nodes == ["n1"]
+    assert [r.node_id for r in shim.rejected_nodes] == ["n1", "n2"]
+    assert "existingAllocations[0]" in shim.rejected_nodes[1].reason
+    api.update_node(node("n3", ("d", 5)))
+    assert shim.accepted_nodes == ["n1", "n3"]
+    root = next(q for q in api.state_dump()["partitions"][0]["queues"] if q["path"] == "root")
+    assert root["allocated"] == {"memory": INT64_MAX}
+
+
 def test_an_ask_whose_repeats_would_pass_int64_pending_is_rejected(
         env: tuple[Scheduler, RecordingShim]) -> None:
     api, shim = env
