@@ -91,7 +91,7 @@ class Scenario:
         # they came (the self-test's broken cores were tuned on those cases).
         late_rng = random.Random(f"late-{seed}")
         late = {n: late_rng.choice((0.5, 1.0, 2.0)) for n, r in RULES.items()
-                if r.late and late_rng.random() < 0.6
+                if r.late and late_rng.random() < 0.3
                 and shape.text != configs.shape_of(configs.PREEMPTION).text}
         if rules is not None:
             enabled = frozenset(enabled & rules) | frozenset(n for n in rules if RULES[n].core)
