@@ -99,13 +99,20 @@ def _queue_totals(ctx: CheckContext) -> Iterator[Violation]:
 @invariant(
     "accounting.node",
     "Every node's allocated equals the sum of the allocations on it, and its available "
-    "equals capacity - occupied - allocated (occupied counts as used).",
-    "003 'Node lock'; 002 NodeInfo.occupiedResource",
+    "equals capacity - occupied - allocated (occupied counts as used); a partition's "
+    "total capacity is the sum of its nodes' capacities.",
+    "003 'Node lock'; 003 'Partition Lock' ('Update of Node Resource ... also affects the "
+    "Partition's total allocatable Resource'); 002 NodeInfo.occupiedResource",
     "A node's free room drifted: the scheduler may place pods where there is no room, "
     "or leave room unused.",
 )
 def _node_totals(ctx: CheckContext) -> Iterator[Violation]:
     for p in partitions(ctx.scheduler):
+        total = qty.total(n.capacity for n in p.nodes.values())
+        if not qty.same(p.capacity, total):
+            yield Violation("accounting.node", f"partition {p.name}",
+                            f"capacity is {_fmt(p.capacity)} but its nodes sum to "
+                            f"{_fmt(total)}")
         for node in p.nodes.values():
             subject = f"node {p.name}/{node.id}"
             held = qty.total(a.resource for a in node.allocations.values())
@@ -261,10 +268,13 @@ def _reservations(ctx: CheckContext) -> Iterator[Violation]:
 @invariant(
     "application.state_agrees",
     "An application's state agrees with what it holds: New has no asks; Accepted holds "
-    "no real allocation; Completing has no pending ask and no real allocation; Failing "
-    "is releasing everything it holds; Completed, Failed, Rejected and Expired hold no "
-    "asks and no allocations.",
-    "001 'Application completion', 'Definition', 'Cleanup'",
+    "no real allocation, and has a pending ask or a placeholder; Running has a pending "
+    "ask or a real allocation (placeholders are not active allocations); Completing has "
+    "no pending ask and no real allocation; Failing is releasing everything it holds; "
+    "Completed, Failed, Rejected and Expired hold no asks and no allocations.",
+    "001 'Application completion', 'Definition' ('An application enters the waiting state "
+    "at the time that there are no active allocations ... and pending allocation asks'; "
+    "'Placeholders are not considered active allocations'), 'Cleanup'",
     "The lifecycle and the accounting disagree: an application is reported finished "
     "while it still holds resources, or waits while it runs.",
 )
@@ -278,6 +288,14 @@ def _app_state(ctx: CheckContext) -> Iterator[Violation]:
             if app.state == "Accepted" and real:
                 yield Violation("application.state_agrees", subject,
                                 "Accepted but holds a real allocation")
+            if app.state == "Running" and not app.pending_asks and not real:
+                yield Violation("application.state_agrees", subject,
+                                "Running with no pending ask and no real allocation (only "
+                                "placeholders or nothing): it should be Completing")
+            if app.state == "Accepted" and not app.pending_asks and not app.allocations:
+                yield Violation("application.state_agrees", subject,
+                                "Accepted with no pending ask and no allocation: it should "
+                                "be Completing")
             if app.state == "Completing" and (app.pending_asks or real):
                 yield Violation("application.state_agrees", subject,
                                 "Completing but still has pending asks or real allocations")

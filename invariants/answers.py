@@ -300,6 +300,15 @@ def app_update(m: Monitor, rv: RMView, call: Call, u: si.UpdatedApplication) -> 
             app.placeholder_start is None
             or now < app.placeholder_start + app.placeholder_timeout):
         m.report(P.APP_STATES, subject, f"{new} before its placeholder timeout")
+    # 002 AddApplicationRequest.gangSchedulingStyle: a Hard gang fails after the timeout,
+    # a Soft one is scheduled as a normal application (the style the shim sent, not the
+    # core's record of it).
+    if new == "Failing" and app.style != "Hard":
+        m.report(P.APP_STATES, subject, f"Failing after its placeholder timeout, but its gang "
+                 f"style is {app.style}: only a Hard gang fails")
+    if new == "Resuming" and app.style != "Soft":
+        m.report(P.APP_STATES, subject, f"Resuming after its placeholder timeout, but its "
+                 f"gang style is {app.style}: a Hard gang fails")
     if new == "Expired" and now < app.state_since + RETENTION:
         m.report(P.APP_STATES, subject, "expired before its retention")
     if new == "Accepted" and prev == "Resuming":

@@ -119,6 +119,36 @@ def _soft_resumed(rec: StepRecord) -> bool:
     return bool(rec.moved("application", "Resuming", "Accepted"))
 
 
+@goal("gang.running_waits_on_placeholders",
+      "A Running application left holding only placeholders went Completing "
+      "(placeholders are not active allocations).")
+def _waits_on_placeholders(rec: StepRecord) -> bool:
+    return any(any(a.placeholder for a in o.allocations.values())
+               for o in rec.moved("application", "Running", "Completing"))
+
+
+@goal("gang.timeout_from_first_placeholder",
+      "A gang whose placeholders were allocated at different times timed out, counted from "
+      "the first of them.")
+def _timeout_from_first(rec: StepRecord) -> bool:
+    for app in rec.moved("application", "Accepted", "Failing") + rec.moved(
+            "application", "Accepted", "Resuming"):
+        times = [a.created for a in app.allocations.values() if a.placeholder]
+        if len(times) > 1 and min(times) < max(times) and \
+                app.state_since < max(times) + app.execution_timeout_ms / 1000:
+            return True
+    return False
+
+
+@goal("gang.replacement_node_lost",
+      "A placeholder's node was drained or removed while its replacement waited for the "
+      "shim's confirmation; the confirmation then placed the real ask elsewhere or left it "
+      "pending.")
+def _replacement_node_lost(rec: StepRecord) -> bool:
+    return any(a.node.state != "Schedulable"
+               for a in rec.moved("allocation", "Releasing", "Replaced"))
+
+
 @goal("gang.completed_after_leftover_placeholders",
       "An application completed after its leftover placeholders were released and confirmed.")
 def _completed_leftovers(rec: StepRecord) -> bool:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import FunctionType, ModuleType
 from typing import Any
 
-from scheduler import placement, policies, priority, ugm
+from scheduler import Scheduler, placement, policies, priority, ugm
 from scheduler.partition import (
     allocate,
     apps,
@@ -33,6 +33,7 @@ from scheduler.partition import (
     ledger,
     nodes,
     preemption,
+    queues,
     releases,
     required_node,
     state,
@@ -273,6 +274,109 @@ MUTANTS: tuple[Mutant, ...] = (
       cycle, "try_leaf", "            node = allocate.find_node(p, app, ask)\n",
       "            node = None if ask.preempt_other and preemption.try_preempt(\n"
       "                p, app, ask, True, budget) else allocate.find_node(p, app, ask)\n"),
+    # -- the seed audit (docs/seed-audit.md): rules no broken core tested before ----------
+    M("gang.soft_fails_like_hard", "gang",
+      "002 gangSchedulingStyle: a Soft gang is scheduled as a normal application after the "
+      "placeholder timeout, it does not fail", gang, "placeholder_timeout",
+      '    hard = app.gang_style == "Hard"', "    hard = True"),
+    M("gang.hard_resumes_like_soft", "gang",
+      "002 gangSchedulingStyle: a Hard gang fails after the placeholder timeout",
+      gang, "placeholder_timeout", '    hard = app.gang_style == "Hard"', "    hard = False"),
+    M("gang.timeout_from_last_placeholder", "gang",
+      "001 'Cleanup': the placeholder timeout starts when the first placeholder is allocated",
+      allocate, "allocate", "    if ask.placeholder and not app.placeholder_timer_started:",
+      "    if ask.placeholder:\n        app.placeholder_token += 1"),
+    M("gang.placeholder_starts_app", "gang",
+      "001 'Scheduler logic changes': a placeholder allocation leaves the application "
+      "Accepted", allocate, "allocate",
+      '    if not ask.placeholder and app.LIFECYCLE.can(app.state, "run"):',
+      '    if app.LIFECYCLE.can(app.state, "run"):'),
+    M("gang.timeout_ask_release_missing", "gang",
+      "001 'Cleanup': a gang's timeout releases its pending placeholder asks (TIMEOUT) in the "
+      "response that carries its state change", gang, "placeholder_timeout",
+      "        box.ask_released(p.name, app.id, ask.key, TT.TIMEOUT,",
+      "        (p.name, app.id, ask.key, TT.TIMEOUT,"),
+    M("gang.replacement_on_drained_node", "gang",
+      "002 DRAIN_NODE with 001 step 5: a replacement whose placeholder's node was drained "
+      "goes to another node", gang, "complete_replacement",
+      "if node is None or not node.schedulable or", "if node is None or"),
+    M("lifecycle.placeholders_keep_running", "lifecycle",
+      "001 'Definition': placeholders are not active allocations; an application with only "
+      "placeholders and nothing pending waits", appstate, "maybe_wait",
+      "not any(\n        not a.placeholder for a in app.allocations.values()\n    )",
+      "not app.allocations"),
+    M("lifecycle.no_wait_after_ask_release", "lifecycle",
+      "001 'Definition': an application whose last ask the RM removed waits",
+      asks, "release_asks", "    appstate.maybe_wait(p, app)", "    pass"),
+    M("lifecycle.completed_before_timeout", "lifecycle",
+      "001 'Definition': an application completes only after waiting the completing timeout",
+      apps, "after_release",
+      "        if app.completing_timed_out and not app.allocations:",
+      "        if not app.allocations:"),
+    M("apps.completed_id_blocks_resubmission", "ACL/placement",
+      "001 'Allocated placeholders': a completed application does not stop a new one with "
+      "its id", apps, "add_application",
+      "if existing is not None and existing.state in LIVE:", "if existing is not None:"),
+    M("acl.adminacl_ignored", "ACL/placement",
+      "004 acls (YuniKorn): the admin ACL of the queue or an ancestor also grants submission",
+      apps, "acl_allows", "for acl in (q.submitacl, q.adminacl):", "for acl in (q.submitacl,):"),
+    M("queues.draining_queue_accepts_apps", "queues",
+      "003 'Update and Remove partition': a queue removed from the configuration takes no "
+      "new application", apps, "check_submission",
+      '        if q.state != "Active":', "        if False:"),
+    M("queues.removed_while_holding_apps", "queues",
+      "003 'Update and Remove partition': a removed queue goes only once empty",
+      queues, "cleanup", "and not queue.apps \\\n", "\\\n"),
+    M("queues.configured_again_stays_draining", "queues",
+      "003 'Update and Remove partition': a queue configured again is active again",
+      queues, "_apply_queue", '        p.core.fire(queue, "start", p.rm_id)', "        pass"),
+    M("partitions.removed_partition_takes_nodes", "node actions",
+      "003 'Update and Remove partition': a partition removed from the configuration takes "
+      "no new node", nodes, "add_node", '    if p.state != "Active":', "    if False:"),
+    M("nodes.partition_total_kept", "node actions",
+      "003 'Partition Lock': node changes update the partition's total resource",
+      nodes, "remove_node", "    res.sub_from(p.capacity, node.capacity)\n", ""),
+    M("nodes.reserved_allocation_skips_predicates", "node actions",
+      "002 Predicates: an allocation on a reserved node still needs the RM's predicates",
+      cycle, "allocate_reserved",
+      "and eligibility.headroom(app, ask) and allocate.predicates(p, ask, node, True)):",
+      "and eligibility.headroom(app, ask)):"),
+    M("reservations.kept_after_ask_removed", "reservations",
+      "004 reservations: removing an ask frees its node", asks, "drop_ask",
+      "    reservations.cancel(p, app.id, ask.key)\n", ""),
+    M("reservations.kept_on_drained_node", "reservations",
+      "002 DRAIN_NODE: a draining node keeps no reservation", nodes, "update_node",
+      "        reservations.cancel_node(p, node)\n", ""),
+    M("quota.headroom_before_adding", "quota",
+      "004 max-capacity: the ask itself must fit under the max (an off-by-one check of usage "
+      "before the ask)", eligibility, "headroom",
+      "if q.max is not None and not res.fits_with(r, q.allocated, q.max):",
+      "if q.max is not None and not res.fits(q.allocated, q.max):"),
+    M("quota.maxapplications_off_by_one", "quota",
+      "maxapplications: at most that many applications run on the queue",
+      eligibility, "can_start", "q.running_apps < q.max_applications",
+      "q.running_apps <= q.max_applications"),
+    M("quota.lowered_max_not_flagged", "quota",
+      "004 max-capacity: a reload that lowers a max below the usage flags the queue, which "
+      "takes nothing new", queues, "_apply_queue",
+      '    ledger.refresh_quota_flag(queue, "max lowered by a configuration update")\n', ""),
+    M("recovery.pending_ask_not_consumed", "recovery",
+      "001 'Application recovery': a recovered allocation of a pending ask takes one of its "
+      "repeats (not counted twice)", nodes, "recover",
+      '    elif ask.state == "Pending":\n        ledger.consume_repeat(p, app, ask)\n',
+      '    elif ask.state == "Pending":\n        pass\n'),
+    M("release.ask_release_not_confirmed", "releases",
+      "001/002 AllocationAskRelease: the RM's ask release is confirmed with the same type",
+      asks, "release_asks",
+      "        box.ask_released(p.name, app.id, ask.key, TT.STOPPED_BY_RM,",
+      "        (p.name, app.id, ask.key, TT.STOPPED_BY_RM,"),
+    M("timer.zero_timeout_expires", "timeouts",
+      "002 executionTimeoutMilliSeconds: 0 or negative means never expire",
+      allocate, "allocate", "    if ask.execution_timeout_ms > 0:",
+      "    if ask.execution_timeout_ms >= 0:"),
+    M("rm.paused_rm_scheduled", "lifecycle",
+      "002 RM lifecycle: a paused RM gets no new allocation", Scheduler, "_schedule",
+      '            if rm.state != "Running":\n                continue\n', ""),
 )
 
 

@@ -47,12 +47,14 @@ ANSWERED = check(
 EXPECTED_REJECTION = check(
     "protocol.expected_rejection",
     "Requests the shim can tell are invalid are rejected: a node CREATE for a node that "
-    "exists, an action on an unknown node, DRAIN_TO_SCHEDULABLE of a node that is not "
+    "exists or for a partition the configuration no longer has, an action on an unknown "
+    "node, DRAIN_TO_SCHEDULABLE of a node that is not "
     "draining, an ask for an unknown or finished application, an ask for no resources; "
     "and nothing else the shim sent in that call is rejected without a reason.",
     f"{S} 'Schedulable nodes registration and updates' ('rejected if the node exist "
     "already', 'fail if the node doesn't exist', 'If node is not in draining state, error "
-    "will be thrown'); 003 'ask add' (sanity check)",
+    "will be thrown'); 003 'ask add' (sanity check), 'node add' (node sanity check), "
+    "'Update and Remove partition'",
     "The core accepted a request the interface says it must refuse, so its state and the "
     "shim's diverge.",
 )
@@ -170,9 +172,12 @@ APP_STATES = check(
     "and the last one reported is the state the core holds; "
     "Running is reported only when it got a real allocation or a new ask while "
     "Completing; Completed only 30 s or more after Completing and Failed or Completed "
-    "only once the shim holds nothing of it.",
+    "only once the shim holds nothing of it; after the placeholder timeout only a gang "
+    "the shim submitted Hard goes Failing, and only a Soft one Resuming.",
     f"{G} 'Scheduler logic changes' (placeholders keep the application Accepted), "
-    "'Application completion', 'Cleanup'",
+    f"'Application completion', 'Cleanup'; {S} AddApplicationRequest.gangSchedulingStyle "
+    "('hard (the application will fail after placeholder timeout) or soft (after the "
+    "timeout the application will be scheduled as a normal application)')",
     "The shim was told a story the lifecycle does not allow: a gang running on "
     "placeholders alone, an application finished while its pods still run.",
 )

@@ -191,7 +191,10 @@ def begin_nodes(rv: RMView, call: Call, req: si.NodeRequest) -> None:
             capacity = info.schedulable_resource.as_dict() if info.schedulable_resource else {}
             partition = info.attributes.get(NODE_PARTITION) or "default"
             total = qty.plus(totals.get(partition, {}), capacity)
-            if info.node_id in known or any(v > qty.INT64_MAX for v in total.values()):
+            # A partition the configuration no longer has (removed by a reload: it drains,
+            # 003 'Update and Remove partition') takes no new node.
+            if info.node_id in known or any(v > qty.INT64_MAX for v in total.values()) \
+                    or rv.config.partition(partition) is None:
                 call.must_reject_nodes.append(info.node_id)
             else:
                 totals[partition] = total

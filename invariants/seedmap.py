@@ -244,6 +244,26 @@ MAP: tuple[Entry, ...] = (
       "everything it owned.", ("protocol.recovery",)),
     E(D, "Relations between Entities", "Each object belongs to one partition and one RM.",
       ("references.allocation",)),
+    # -- added by the seed audit (docs/seed-audit.md) ------------------------------------
+    E(S, "AddApplicationRequest.gangSchedulingStyle", "Hard: the application fails after the "
+      "placeholder timeout; Soft: it is scheduled as a normal application (only a gang "
+      "submitted Hard goes Failing, only a Soft one Resuming).",
+      ("protocol.application_states", "gang.hard_failed", "gang.soft_resumed")),
+    E(G, "Definition", "Placeholders are not active allocations: a Running application with "
+      "nothing pending and only placeholders left waits (Completing), and an Accepted one "
+      "with nothing pending and nothing allocated waits too.",
+      ("application.state_agrees", "gang.running_waits_on_placeholders")),
+    E(G, "Placeholder asks pending", "The placeholder timeout counts from the first "
+      "placeholder allocated, even when others of the gang are allocated later.",
+      ("protocol.timers", "gang.timeout_from_first_placeholder")),
+    E(G, "Scheduler logic changes, steps 4-5", "A replacement whose placeholder's node was "
+      "drained or removed before the shim confirmed goes to another schedulable node, or "
+      "stays pending.", ("protocol.allocation_fits_node", "gang.replacement_node_lost")),
+    E(C, "Partition Lock", "A node added, updated or removed changes the partition's total "
+      "resource.", ("accounting.node",)),
+    E(C, "Update and Remove partition", "A partition removed from the configuration takes no "
+      "new node and no new application while it drains.",
+      ("protocol.expected_rejection", "protocol.admission", "partition.removed_by_reload")),
     # -- YuniKorn's user and group limits (not in the seeds; docs/design-notes.md) -------
     E(Y, "User and group limits (ugm)", "Usage is tracked for the application's user and its "
       "tracked group on every queue of the path, placeholders included; the running "

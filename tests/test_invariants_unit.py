@@ -271,6 +271,11 @@ def _node_available(w: World) -> str:
     return "node default/n2"
 
 
+def _partition_capacity(w: World) -> str:
+    del w.partition.nodes["n3"]  # a node gone without the partition's total following
+    return "partition default"
+
+
 def _queue_max_lowered(w: World) -> str:
     w.partition.queues["root.a"].max = {"memory": 10}
     return "queue default/root.a"
@@ -313,6 +318,12 @@ def _scheduling_room_appears(w: World) -> str:
 
 def _app_state_completed(w: World) -> str:
     w.partition.apps["app-1"].state = "Completed"
+    return "application default/app-1"
+
+
+def _app_running_on_placeholders(w: World) -> str:
+    for alloc in w.partition.apps["app-1"].allocations.values():
+        alloc.placeholder = True  # Running, nothing pending, nothing real: it should wait
     return "application default/app-1"
 
 
@@ -385,12 +396,12 @@ def _lifecycle_undeclared_state(w: World) -> str:
 CORRUPTIONS: dict[str, list[Corruption]] = {
     "accounting.application": [_app_allocated, _app_pending],
     "accounting.queue": [_queue_allocated, _queue_running_apps],
-    "accounting.node": [_node_lost_allocation, _node_available],
+    "accounting.node": [_node_lost_allocation, _node_available, _partition_capacity],
     "quota.queue_max": [_queue_max_lowered],
     "capacity.node": [_node_capacity_shrunk],
     "references.allocation": [_reference_node_forgets, _reference_partition_index],
     "reservations.valid": [_reservation_on_drained_node],
-    "application.state_agrees": [_app_state_completed],
+    "application.state_agrees": [_app_state_completed, _app_running_on_placeholders],
     "shim.view_agrees": [_shim_view_node_moved],
     "gang.accepted_waits_for_placeholders": [_gang_real_while_waiting],
     "gang.placeholders_within_ask": [_gang_placeholder_ask_shrunk],

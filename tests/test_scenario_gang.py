@@ -706,6 +706,33 @@ def completing_gang() -> tuple[GangEnv, str]:
     return env, ph2
 
 
+def test_running_gang_whose_last_ask_is_a_placeholder_waits() -> None:
+    """Found by the checker (application.state_agrees): a Running gang whose real pod ended
+    while a placeholder ask was pending stayed Running once that placeholder was placed,
+    holding only a placeholder. Placeholders are not active allocations (``001``
+    "Definition"): it waits, and its leftover placeholder goes at the completing timeout."""
+    env = GangEnv()
+    env.add_node("node-1", 100)
+    env.add_gang("g", ph_ask=20)
+    env.real("g", "driver", 20)
+    assert env.schedule() == 1
+    assert env.app_state("g") == "Running"
+    env.placeholders("g", 1)
+    env.release("g", env.uuid_of("g", "driver"))  # the driver ended, a placeholder pending
+    assert env.app_state("g") == "Running"
+    assert env.schedule() == 1
+    assert env.app("g")["placeholder_allocated"] == mem(20)
+    assert env.app_state("g") == "Completing"
+    assert_clean(env)
+    ph = env.uuid_of("g", "ph-1")
+    env.shim.clear()
+    env.advance(COMPLETING_TIMEOUT)
+    assert env.releases() == [(ph, TT.TIMEOUT)]
+    env.confirm("g", ph, TT.TIMEOUT)
+    assert env.app_state("g") == "Completed"
+    assert_clean(env)
+
+
 def test_completing_releases_leftover_placeholders_after_timeout() -> None:
     env, ph2 = completing_gang()
     env.shim.clear()

@@ -11,6 +11,7 @@ from scheduler.trace import Step
 from .. import model
 from ..world import World
 from . import NA, Gen, register, rule
+from .cluster import new_node
 
 
 @rule(0.5, undo=True)
@@ -35,17 +36,22 @@ def rm_restart(g: Gen) -> Iterator[Step]:
         # It comes back with tighter quotas: what it runs is recovered over them.
         g.factor = g.rng.choice((0.25, 0.5))
     registration = next(register(g))
-    yield from resync(g.world, g.rm_id, registration)
+    # Two resyncs in five send the asks first; read off the id counter, so the rule's random
+    # stream stays what it was.
+    yield from resync(g.world, g.rm_id, registration, asks_first=g.next_id % 5 < 2)
     if not _took(g, registration):
         g.factor = before
 
 
-def resync(world: World, rm_id: str, registration: Step) -> Iterator[Step]:
+def resync(world: World, rm_id: str, registration: Step,
+           asks_first: bool = False) -> Iterator[Step]:
     """An RM's recovery (``002`` "Scheduler restart/recovery"): register again, then send
     the applications it runs, its nodes with their allocations and its pending asks.
 
     Read between the steps: only the applications the core accepted again get
-    their allocations and asks back.
+    their allocations and asks back. With ``asks_first`` the pending asks come
+    before the nodes (the SI sets no order), so a recovered allocation meets the
+    pending ask it came from (an ask of several repeats, some running).
     """
     rv = world.shim.rm(rm_id)
     if rv is None:
@@ -71,15 +77,17 @@ def resync(world: World, rm_id: str, registration: Step) -> Iterator[Step]:
             else {},
             schedulable_resource=si.resource_from_dict(node.capacity),
             occupied_resource=si.resource_from_dict(node.occupied) if node.occupied else None))
-    if infos:
-        yield Step("update_node", request=si.NodeRequest(rm_id=rm_id, nodes=infos))
     resend = [si.AllocationAsk(
         allocation_key=k.key, application_id=k.app, resource_ask=si.resource_from_dict(
             k.resource), max_allocations=k.max_allocations, task_group_name=k.task_group,
         placeholder=k.placeholder, execution_timeout_milli_seconds=k.timeout_ms,
         partition_name=again.apps[k.app].partition if again is not None and k.app in
         again.apps else "default") for k in asks if k.app in accepted]
-    if resend:
+    if resend and asks_first:
+        yield Step("update_allocation", request=si.AllocationRequest(rm_id=rm_id, asks=resend))
+    if infos:
+        yield Step("update_node", request=si.NodeRequest(rm_id=rm_id, nodes=infos))
+    if resend and not asks_first:
         yield Step("update_allocation", request=si.AllocationRequest(rm_id=rm_id, asks=resend))
 
 
@@ -139,6 +147,11 @@ def reshape_config(g: Gen) -> Iterator[Step]:
     yield step
     if not _took(g, step):
         g.removed ^= {target}
+    elif target in g.removed and target in config.partitions and g.next_id % 2 == 0:
+        # A node that still names the removed partition (it drains, or is gone); drawn off
+        # the id counter, so the rule's random stream stays what it was.
+        memory, vcore = g.scenario.node_sizes[0]
+        yield new_node(g, target, memory, vcore)
 
 
 def _took(g: Gen, step: Step) -> bool:

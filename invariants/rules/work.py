@@ -17,7 +17,7 @@ from scheduler.trace import Step
 from .. import model
 from ..configs import CORE, NAMESPACES, USERS
 from ..shim import REQUIRED_NODE
-from . import TT, Gen, rule
+from . import NA, TT, Gen, rule
 from .cluster import new_node
 from .time import confirmations
 
@@ -223,18 +223,7 @@ def gang_story(g: Gen) -> Iterator[Step]:
     drawn one by one they are rare, so this rule plays them as a shim would.
     """
     members, size = g.rng.randint(2, 4), g.rng.choice((10, 20, 40))
-    app_id = g.new_id("gang-")
-    g.gangs[app_id] = [(members, size)]
-    request = _submission(
-        g, app_id, placeholder_ask=si.Resource.of(memory=members * size, vcore=members * CORE),
-        gang_scheduling_style=g.rng.choice(("Hard", "Soft")),
-        execution_timeout_milli_seconds=g.rng.choice((10_000, 30_000)))
-    home = _gang_home(g)
-    if home is not None:
-        queue, partition, user, groups = home
-        request = request.model_copy(update={
-            "queue_name": queue, "partition_name": partition,
-            "ugi": si.UserGroupInformation(user=user, groups=list(groups))})
+    app_id, request = _story_gang(g, members, size)
     yield _add(g, request)
     if app_id not in _live_gangs(g):
         return
@@ -257,6 +246,100 @@ def gang_story(g: Gen) -> Iterator[Step]:
     yield Step.advance(g.rng.choice((10.0, 31.0)))
     yield Step.schedule()
     yield from confirmations(g, g.rng.choice(("none", "all")))
+
+
+@rule(1, late=True)
+def gang_timing_story(g: Gen) -> Iterator[Step]:
+    """A gang whose timing matters, played as a shim would (``001`` "Cleanup", steps 3-5).
+
+    One of three: its placeholders arrive in two batches half a timeout apart, and
+    the clock then passes the timeout counted from the first placeholder but not
+    from the last (the timeout starts at the first); a real pod starts a replacement
+    and the placeholder's node is drained, removed or shrunk before the shim confirms
+    the release (the real pod must go elsewhere, or wait); the real pod ends while
+    placeholders run, and the shim deletes every placeholder pod before the
+    completing timeout (Completed only after the timeout).
+    """
+    members, size = g.rng.randint(2, 3), g.rng.choice((5, 10, 20))
+    app_id, request = _story_gang(g, members, size)
+    timeout = request.execution_timeout_milli_seconds
+    yield _add(g, request)
+    if app_id not in _live_gangs(g):
+        return
+    partition = request.partition_name or "default"
+    story = g.rng.choice(("staggered", "moved", "deleted"))
+    if story == "staggered":
+        first = _ask(g, app_id, f"{app_id}-tg0-ph-{g.new_id('')}", size,
+                     task_group_name="tg0", placeholder=True)
+        yield _send(g, first)
+        yield new_node(g, partition, 2 * size, 4 * CORE)
+        yield Step.schedule()
+        yield Step.advance(timeout / 2000)
+        rest = [_ask(g, app_id, f"{app_id}-tg0-ph-{g.new_id('')}", size, task_group_name="tg0",
+                     placeholder=True) for _ in range(members - 1)]
+        yield _send(g, *rest)
+        yield Step.schedule()
+        yield Step.advance(timeout / 2000 + g.rng.choice((0.5, 1.0)))
+        yield Step.schedule()
+        yield from confirmations(g, g.rng.choice(("none", "all")))
+        return
+    yield _placeholders(g, app_id, 0)
+    yield new_node(g, partition, members * size, 4 * CORE)
+    yield Step.schedule()
+    if story == "moved":
+        yield _send(g, _ask(g, app_id, f"{app_id}-tg0-real-{g.new_id('')}", size,
+                            task_group_name="tg0"))
+        yield Step.schedule()
+        rv = g.rv
+        ph = next((a for a in rv.running() if a.app == app_id and a.placeholder
+                   and a.releasing == TT.PLACEHOLDER_REPLACED), None) if rv is not None else None
+        if ph is None:
+            return
+        how = g.rng.choice(("drain", "decommission", "shrink", "new node"))
+        if how == "new node":
+            yield new_node(g, partition, 2 * size, 4 * CORE)
+        else:
+            action = {"drain": NA.DRAIN_NODE, "decommission": NA.DECOMISSION,
+                      "shrink": NA.UPDATE}[how]
+            fields: dict[str, Any] = {"schedulable_resource": si.Resource.of(
+                memory=1, vcore=CORE)} if how == "shrink" else {}
+            yield g.request("update_node", si.NodeRequest(rm_id=g.rm_id, nodes=[
+                si.NodeInfo(node_id=ph.node, action=action, **fields)]))
+        yield from confirmations(g, "all")
+        yield Step.schedule()
+        return
+    yield _send(g, _ask(g, app_id, f"{app_id}-driver", size))
+    yield Step.schedule()
+    rv = g.rv
+    if rv is None:
+        return
+    driver = next((a for a in rv.running() if a.app == app_id and not a.placeholder), None)
+    if driver is not None:
+        yield g.request("update_allocation", rv.release_request([driver], TT.STOPPED_BY_RM))
+    rv = g.rv
+    placeholders = [a for a in rv.running() if a.app == app_id and a.placeholder
+                    and a.releasing is None] if rv is not None else []
+    if rv is not None and placeholders:
+        yield g.request("update_allocation", rv.release_request(placeholders, TT.STOPPED_BY_RM))
+    yield Step.advance(g.rng.choice((1.0, 29.0, 31.0)))
+    yield Step.schedule()
+
+
+def _story_gang(g: Gen, members: int, size: int) -> tuple[str, si.AddApplicationRequest]:
+    """A gang of the stories: Hard or Soft, a short timeout, in a leaf that takes gangs."""
+    app_id = g.new_id("gang-")
+    g.gangs[app_id] = [(members, size)]
+    request = _submission(
+        g, app_id, placeholder_ask=si.Resource.of(memory=members * size, vcore=members * CORE),
+        gang_scheduling_style=g.rng.choice(("Hard", "Soft")),
+        execution_timeout_milli_seconds=g.rng.choice((10_000, 30_000)))
+    home = _gang_home(g)
+    if home is not None:
+        queue, partition, user, groups = home
+        request = request.model_copy(update={
+            "queue_name": queue, "partition_name": partition,
+            "ugi": si.UserGroupInformation(user=user, groups=list(groups))})
+    return app_id, request
 
 
 def _gang_home(g: Gen) -> tuple[str, str, str, tuple[str, ...]] | None:

@@ -40,6 +40,10 @@ def allocate(p: PartitionState, app: Application, ask: Ask, node: Node) -> Alloc
                             alloc.timer_token, p.timer_owner)
     if ask.placeholder and not app.placeholder_timer_started:
         appstate.start_placeholder_timer(p, app)
+    if ask.placeholder and app.state == "Running":
+        # 001 "Definition": placeholders are not active allocations. A running application
+        # whose last pending ask was a placeholder, and that holds nothing real, waits.
+        appstate.maybe_wait(p, app)
     if ask.last_scheduling_state is not None and ask.last_scheduling_state != SS.SCHEDULED:
         set_scheduling_state(p, ask, SS.SCHEDULED, f"allocated on node {node.id}")
     if core.emit_events:
