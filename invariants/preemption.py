@@ -28,6 +28,7 @@ from . import quantities as qty
 from .calls import Call, Monitor
 from .priority import MAX, MIN
 from .registry import CheckContext, Violation, invariant
+from .scheduling import unconfirmed_victim
 from .shim import AllocView, AskView, RMView
 
 TT = si.TerminationType
@@ -404,17 +405,12 @@ def reservations_made(m: Monitor, rv: RMView, call: Call) -> None:
     "guarantees are judged on a wrong usage, and more or fewer tasks are preempted.",
 )
 def _accounting(ctx: CheckContext) -> Iterator[Violation]:
-    # The shim's record of the victims it has not confirmed; without a shim (a scenario
-    # test), the allocations the core holds Releasing as PREEMPTED_BY_SCHEDULER.
-    victims: set[str] | None = ctx.extra.get("preempting")
     for p in view.partitions(ctx.scheduler):
         want: dict[str, dict[str, int]] = {}
         for app in p.apps.values():
             queue = app.queue
             for x in app.allocations.values():
-                preempted = x.uuid in victims if victims is not None else (
-                    x.state == "Releasing" and x.release_type == PREEMPTED.value)
-                if not preempted or queue is None:
+                if not unconfirmed_victim(ctx, x) or queue is None:
                     continue
                 for q in queue.ancestry():
                     want[q.path] = qty.plus(want.get(q.path, {}), x.resource)

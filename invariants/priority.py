@@ -281,10 +281,14 @@ def _order(ctx: CheckContext) -> Iterator[Violation]:
             continue
         held = start.get((p.rm_id, p.name), {})
         # A reservation dropped in the call without its ask placed there changed which
-        # nodes were open at which point: not judged.
+        # nodes were open at which point: not judged. So does one the call made and
+        # dropped again (the shim saw the ask reported RESERVED; no reservation is left).
         placed = {(x.app.id, x.ask_key, x.node.id) for x in new}
         if any(p.reservations.get(k) is None and (k[0], k[1], n) not in placed
                for k, n in held.items()):
+            continue
+        if any(k not in p.reservations and k not in held
+               for k in ctx.extra.get("reserving", ())):
             continue
         part = _config(ctx, p)
         reserved = {node: key for key, node in held.items()}

@@ -319,7 +319,8 @@ def begin_allocation(rv: RMView, call: Call, req: si.AllocationRequest) -> None:
             call.must_reject_asks.append(key)
             continue
         old = rv.asks.get(key)
-        if old is not None and old.pending == 0 and _resent(old, ask):
+        kept = old is not None and old.pending == 0 and _resent(old, ask)
+        if kept:
             call.must_take_asks.append(key)
         elif _pending_overflows(rv, app.partition, ask, old):
             call.must_reject_asks.append(key)
@@ -331,10 +332,10 @@ def begin_allocation(rv: RMView, call: Call, req: si.AllocationRequest) -> None:
             ask.max_allocations, ask.placeholder and bool(ask.task_group_name),
             ask.task_group_name, ask.execution_timeout_milli_seconds,
             allocated=old.allocated if old is not None else 0, priority=ask.priority,
-            sent=old.sent if old is not None else call.now,
+            sent=old.sent if kept and old is not None else call.now,
             may_preempt=_policy(policy)[0], may_be_victim=_policy(policy)[1],
             required_node=ask.tags.get(REQUIRED_NODE, ""), originator=ask.originator,
-            preempted=old is not None and old.preempted)
+            preempted=kept and old is not None and old.preempted)
     releases = req.releases
     if releases is None:
         return

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from scheduler import si
 from statemachines.application import SCHEDULABLE, STARTED
 
 from . import limits
 from . import quantities as qty
 from .registry import CheckContext, Violation, invariant
 from .shim import REQUIRED_NODE
-from .view import Application, PartitionState, Queue, partitions, rms
+from .view import Allocation, Application, Ask, PartitionState, Queue, partitions, rms
+
+PREEMPTED = si.TerminationType.PREEMPTED_BY_SCHEDULER.value
 
 
 def _may_start(p: PartitionState, app: Application) -> bool:
@@ -56,6 +59,25 @@ def _offered(queue: Queue) -> list[Application]:
     return out
 
 
+def unconfirmed_victim(ctx: CheckContext, alloc: Allocation) -> bool:
+    """Whether the core released ``alloc`` as a preemption victim and the RM has not
+    confirmed it: the model shim's record of such releases, or without a shim (a scenario
+    test) the core's Releasing PREEMPTED_BY_SCHEDULER allocations."""
+    victims: set[str] | None = ctx.extra.get("preempting")
+    if victims is not None:
+        return alloc.uuid in victims
+    return alloc.state == "Releasing" and alloc.release_type == PREEMPTED
+
+
+def _waits_for_victim(ctx: CheckContext, app: Application, ask: Ask) -> bool:
+    """A real ask of a task group one of whose placeholders was preempted and is not yet
+    confirmed: the group still counts that placeholder, which can not be replaced, so the
+    ask waits for the confirmation (behaviour 2.7, YuniKorn's ``canReplace``)."""
+    return bool(ask.task_group) and not ask.placeholder and any(
+        x.placeholder and x.task_group == ask.task_group and unconfirmed_victim(ctx, x)
+        for x in app.allocations.values())
+
+
 def _required_reservation(p: PartitionState, key: tuple[str, str]) -> bool:
     """The reservation is a required-node ask's (which another required-node ask may not
     displace; an ordinary one it cancels)."""
@@ -67,8 +89,9 @@ def _required_reservation(p: PartitionState, key: tuple[str, str]) -> bool:
 @invariant(
     "scheduling.maximal",
     "Right after schedule(), no pending ask that may be scheduled (its application may "
-    "start, its queue path has headroom, it is not parked on a placeholder or waiting "
-    "for its gang's placeholders) fits the free room of a schedulable node that is not "
+    "start, its queue path has headroom, it is not parked on a placeholder, waiting "
+    "for its gang's placeholders, or a real ask waiting for the RM to confirm a preempted "
+    "placeholder of its task group) fits the free room of a schedulable node that is not "
     "reserved for another ask.",
     "004 'Implementation' (skip requests that can not be satisfied and find the next); "
     "Scheduler.schedule(): 'allocate until nothing more can be placed now'",
@@ -101,7 +124,8 @@ def _maximal(ctx: CheckContext) -> Iterator[Violation]:
                 gang_pending = bool(app.placeholder_ask) and any(
                     k.placeholder for k in app.pending_asks.values())
                 for ask in app.pending_asks.values():
-                    if ask.parked_on or (gang_pending and not ask.placeholder):
+                    if ask.parked_on or (gang_pending and not ask.placeholder) \
+                            or _waits_for_victim(ctx, app, ask):
                         continue
                     path = app.queue.ancestry() if app.queue is not None else []
                     if any(q.max is not None and not qty.within(qty.plus(q.allocated,

@@ -136,12 +136,17 @@ class World:
         # across the scheduler): ``priority.order``.
         made = [a.uuid for kind, msg in self.shim.observed if kind == "update_allocation"
                 for a in msg.new] if after_schedule else []
+        # The asks the call reported RESERVED: a reservation it made may be gone by its end.
+        reserving = {(msg.application_id, msg.allocation_key) for kind, msg in self.shim.observed
+                     if kind == "update_container_scheduling_state"
+                     and msg.state == si.SchedulingState.RESERVED} if after_schedule else set()
         view = {uuid: (a.app, a.node) for rv in self.shim.rms.values() if not rv.stopped
                 for uuid, a in rv.allocs.items()}
         ctx = CheckContext(self.api, recorder=self.recorder, shim_view=view,
                            extra={"after_schedule": after_schedule, "predicate": self.predicate,
                                   "configs": {rm: rv.config for rm, rv in self.shim.rms.items()},
                                   "allocated": made,
+                                  "reserving": reserving,
                                   "reserved_before": self._reserved_before,
                                   "preempting": {u for rv in self.shim.rms.values()
                                                  for u, a in rv.allocs.items()
