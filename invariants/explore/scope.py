@@ -68,8 +68,6 @@ class AppShape:
     gang: GangShape | None = None
     user: str = "alice"
     groups: tuple[str, ...] = ()
-    ends: bool = True
-    """Its pods may end (``release`` targets it)."""
 
 
 @dataclass(frozen=True)
@@ -176,10 +174,8 @@ def _targets(scope: Scope, kind: str) -> list[str]:
     nodes = [n for n, _ in scope.nodes]
     if kind in ("node", "drain", "restore", "decommission", "occupy"):
         return nodes
-    if kind in ("submit", "remove_app"):
+    if kind in ("submit", "remove_app", "release"):
         return [a.id for a in scope.apps]
-    if kind == "release":
-        return [a.id for a in scope.apps if a.ends]
     if kind == "placeholders":
         return [a.id for a in scope.apps if a.gang is not None]
     if kind in ("ask", "remove_ask", "resend"):
