@@ -237,6 +237,15 @@ def _preempted_required(rec: StepRecord) -> bool:
     return bool(rec.state.get("preempted_required"))
 
 
+@goal("preemption.refused_guarantee", "A preemption was refused because the victim queue "
+      "would drop below its guarantee: after a cycle that preempted nothing, an ask that met "
+      "every trigger condition (allowPreemptOther, past its delay, its leaf within its "
+      "guarantee with it, no node with room) had victim candidates, each of which would "
+      "leave its leaf below its guarantee.")
+def _refused_guarantee(rec: StepRecord) -> bool:
+    return bool(rec.state.get("refused_guarantee"))
+
+
 @goal("preemption.placeholder_victim", "A gang lost a placeholder to preemption and then "
       "had a real allocation.")
 def _placeholder_victim(rec: StepRecord) -> bool:

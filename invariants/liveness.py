@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from . import preemption as pre
 from . import quantities as qty
 from . import view
 from .registry import Violation
-from .shim import RMView
+from .shim import AskView, RMView
 from .world import World
 
 SETTLING = ("Resuming", "Failing", "Completing")
@@ -212,3 +213,71 @@ def _releases_end(world: World) -> list[Violation]:
                                      "the core is still releasing it after every "
                                      "confirmation was sent"))
     return out
+
+
+@_property(
+    "liveness.preemption_serves",
+    "In a quiescent world no ask waits that YuniKorn's rules say must preempt: an ask the "
+    "shim sent with allowPreemptOther, no required node, outside any gang, that never "
+    "preempted before, past its leaf's preemption.delay, in a partition with preemption "
+    "enabled, whose leaf has a guarantee on its path and would be within it with the ask "
+    "on every queue below root (no user, group or maxapplications limit on the path), while "
+    "some schedulable node not reserved for another ask holds allocations it may take and "
+    "any one of them would do: it frees room for the ask on that node, it lies in another "
+    "leaf inside the ask's preemption fence, not disabled, above its guarantee and still "
+    "at or above it without that allocation, with a priority the ask may preempt and no "
+    "required node. Narrower than 'an ask under its guarantee that would fit once "
+    "over-guarantee allocations are gone': where victims must also bring a queue of the "
+    "ask's path within its guarantee, or several victims are needed on a node, YuniKorn's "
+    "greedy victim search may legitimately find none (docs/design-notes.md, 'How the "
+    "explorer reads preemption').",
+    "YuniKorn preemption (design/preemption.md laws 4 and 5; Application.tryAllocate, "
+    "Preemptor.TryPreemption); issue 13 'Liveness in the explorer'",
+    "A pod in a queue under its guarantee waits forever behind a queue over its "
+    "guarantee, although preemption may and must make room for it.",
+)
+def _preemption_serves(world: World) -> list[Violation]:
+    out = []
+    for rv in _running(world):
+        if world.predicate is not None or any(n.state != "Schedulable"
+                                              for n in rv.nodes.values()):
+            continue  # predicates and draining nodes: not claimed (docs/design-notes.md)
+        held = {key: node.id for p in view.partitions(world.api) if p.rm_id == rv.rm_id
+                for key, node in p.reservations.items()}
+        for (app_id, key), ask in sorted(rv.asks.items()):
+            why = _must_preempt(world, rv, ask, held)
+            if why:
+                out.append(Violation("liveness.preemption_serves", f"ask {app_id}/{key}",
+                                     f"pending forever although {why}"))
+    return out
+
+
+def _must_preempt(world: World, rv: RMView, ask: AskView,
+                  held: dict[tuple[str, str], str]) -> str:
+    """Why YuniKorn would preempt for ``ask`` now, or "" when the property claims nothing."""
+    found = pre.ready(rv, ask, world.clock.now())
+    if found is None:
+        return ""
+    partition, part, chain = found
+    nodes = [n for _, n in sorted(rv.nodes.items()) if n.partition == partition]
+    cluster = qty.total(n.capacity for n in nodes)
+    if not pre.within_below_root(rv, partition, chain, ask, cluster):
+        return ""  # victims must bring the path within: greedy, not claimed
+    mine = (ask.app, ask.key)
+    for node in nodes:
+        if held.get(mine) != node.id and node.id in held.values():
+            continue
+        free = rv.free(node.id)
+        if qty.fits(ask.resource, free):
+            return ""  # no preemption needed: liveness.asks_served's business
+        verdicts = [(v, pre.victim_verdict(rv, part, chain, ask, v, cluster))
+                    for v in sorted(rv.allocs_on(node.id), key=lambda a: a.uuid)]
+        victims = [v for v, verdict in verdicts if verdict is not None]
+        if victims and all(verdict is not False and qty.fits(
+                ask.resource, qty.plus(free, v.resource)) for v, verdict in verdicts
+                if verdict is not None):
+            return (f"it may preempt and its leaf {chain[0].path} is within its guarantee "
+                    f"with it; on node {node.id} any one of {len(victims)} allocation(s) "
+                    f"it may take ({', '.join(f'{v.app}/{v.key}' for v in victims)}) would "
+                    "make room and leave its leaf at or above its guarantee")
+    return ""

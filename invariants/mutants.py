@@ -394,6 +394,18 @@ LITERAL: tuple[Mutant, ...] = (
 rule breaks, only liveness does (the explorer finds them; the random checker can not)."""
 
 
+STALLED: tuple[Mutant, ...] = (
+    M("preemption.node_shortage_ignored", "preemption",
+      "YuniKorn Application.tryAllocate: preemption is attempted also when the headroom fits "
+      "but no node takes the ask (case b), not only when the headroom fails",
+      cycle, "try_leaf", "            if reserved != allocate.NEW_RESERVATION \\\n",
+      "            if False and reserved != allocate.NEW_RESERVATION \\\n"),
+)
+"""Cores that never break a safety rule but leave work waiting forever where YuniKorn's
+rules say it must go on: only a liveness property catches them (the explorer finds them;
+the random checker can not)."""
+
+
 def _edited(mutant: Mutant) -> Callable[..., Any]:
     original = getattr(mutant.owner, mutant.function)
     source = textwrap.dedent(inspect.getsource(original))
@@ -422,7 +434,7 @@ def applied(mutant: Mutant) -> Iterator[None]:
 
 
 def by_name(name: str) -> Mutant:
-    for mutant in (*MUTANTS, *LITERAL):
+    for mutant in (*MUTANTS, *LITERAL, *STALLED):
         if mutant.name == name:
             return mutant
     raise KeyError(name)

@@ -36,6 +36,8 @@ PREEMPTED = TT.PREEMPTED_BY_SCHEDULER
 SOURCE = ("YuniKorn preemption (design/preemption.md, design/simple_preemptor.md; "
           "objects/preemption.go, objects/required_node_preemptor.go, objects/queue.go)")
 DEFAULT_DELAY = 30.0
+ATTEMPT_INTERVAL = 15.0
+"""Seconds between two preemption checks of one ask (YuniKorn's ``preemptAttemptFrequency``)."""
 
 TRIGGER = P.check(
     "preemption.trigger",
@@ -85,7 +87,7 @@ def victim_fields(ask: AskView) -> dict[str, Any]:
 # ---------------------------------------------------------------- the configuration
 
 
-def _chain(part: model.PartitionModel, path: str) -> list[model.QueueModel] | None:
+def configured_chain(part: model.PartitionModel, path: str) -> list[model.QueueModel] | None:
     """The configured queues from ``path`` up to root, or None when a level is not
     configured (a queue a placement rule created: not judged)."""
     chain = [part.queues.get(p) for p in model.path_prefixes(path)]
@@ -210,6 +212,61 @@ def fence_root(chain: Sequence[model.QueueModel]) -> str:
     return chain[-1].path
 
 
+# ---------------------------------------------------------------- when preemption is due
+
+
+def ready(rv: RMView, ask: AskView, now: float
+          ) -> tuple[str, model.PartitionModel, list[model.QueueModel]] | None:
+    """``(partition, configuration, chain)`` when YuniKorn's preconditions let ``ask`` try
+    a general preemption now, as the shim reads them: a pending real pod outside any gang
+    of a live application, allowPreemptOther, no required node, never preempted, the
+    partition's switch on, a guarantee on its path, past its leaf's preemption.delay; and
+    no user, group or maxapplications limit on its path (not reasoned about here)."""
+    app = rv.apps.get(ask.app)
+    if app is None or app.state not in ("Accepted", "Running") or ask.pending <= 0 \
+            or ask.placeholder or ask.task_group or not ask.may_preempt or ask.preempted \
+            or ask.required_node or rv.pending_placeholders(ask.app):
+        return None
+    part = rv.config.partition(app.partition)
+    chain = configured_chain(part, app.path) if part is not None else None
+    if part is None or chain is None or not part.preemption or not guaranteed(chain) \
+            or any(q.users or q.groups or q.max_applications for q in chain) \
+            or now < ask.sent + delay(chain[0]):
+        return None
+    return app.partition, part, chain
+
+
+def within_below_root(rv: RMView, partition: str, chain: Sequence[model.QueueModel],
+                      ask: AskView, cluster: Mapping[str, int]) -> bool:
+    """With the ask added, every queue of its path but root is within its guarantee (root's
+    cap is the cluster: any victim that makes room on a node brings root within)."""
+    return all(qty.within(qty.plus(rv.usage_below(partition, q.path), ask.resource),
+                          cap(chain[i:], cluster)) for i, q in enumerate(chain[:-1]))
+
+
+def victim_verdict(rv: RMView, part: model.PartitionModel, chain: Sequence[model.QueueModel],
+                   ask: AskView, v: AllocView, cluster: Mapping[str, int]) -> bool | None:
+    """None when YuniKorn does not count ``v`` a victim candidate of ``ask`` (its own leaf,
+    outside the fence, disabled, a leaf not above its guarantee, a priority above the ask's,
+    a required node, already released); else whether taking ``v`` alone leaves its leaf
+    at or above its guarantee (law 2)."""
+    vapp = rv.apps.get(v.app)
+    vchain = configured_chain(part, vapp.path) if vapp is not None else None
+    if vapp is None or vchain is None or v.releasing is not None or v.required_node \
+            or vapp.path == chain[0].path:
+        return None
+    root = fence_root(chain)
+    if not (vapp.path + ".").startswith(root + ".") or disabled(vchain):
+        return None
+    used = rv.usage_below(vapp.partition, vapp.path)
+    if not above_cap(used, cap(vchain, cluster)):
+        return None
+    bound = victim_priority_bound(part, chain[0].path, ask.priority, root, vapp.path)
+    if bound is None or v.priority > bound:
+        return None
+    return at_or_above(qty.minus(used, v.resource), vchain, cluster)
+
+
 # ---------------------------------------------------------------- judging one decision
 
 
@@ -247,7 +304,7 @@ def judge(m: Monitor, rv: RMView, call: Call, victims: list[AllocView], message:
         m.report(TRIGGER, subject, "the ask already triggered a preemption")
     ask.preempted = True
     part = rv.config.partition(app.partition)
-    chain = _chain(part, app.path) if part is not None else None
+    chain = configured_chain(part, app.path) if part is not None else None
     if part is None or chain is None:
         return
     if ask.required_node:
@@ -308,7 +365,7 @@ def _judge_general(m: Monitor, rv: RMView, call: Call, subject: str, ask: AskVie
     removed: dict[str, dict[str, int]] = {}
     for v in victims:
         vapp = rv.apps.get(v.app)
-        vchain = _chain(part, vapp.path) if vapp is not None else None
+        vchain = configured_chain(part, vapp.path) if vapp is not None else None
         what = f"victim {v.uuid} ({v.app}/{v.key})"
         if vapp is None or vchain is None:
             continue
@@ -335,7 +392,7 @@ def _judge_general(m: Monitor, rv: RMView, call: Call, subject: str, ask: AskVie
                      f"({'a priority fence above it' if bound is None else bound})")
         removed[vapp.path] = qty.plus(removed.get(vapp.path, {}), v.resource)
     for path, gone in sorted(removed.items()):
-        vchain = _chain(part, path)
+        vchain = configured_chain(part, path)
         assert vchain is not None
         used = qty.minus(qty.minus(rv.usage_below(partition, path),
                                    _preempting(rv, partition, path)), gone)

@@ -298,15 +298,18 @@ MAP: tuple[Entry, ...] = (
       "preemption.enabled, at least its leaf's preemption.delay old, with a guarantee on its "
       "path, that failed its queue headroom or fitted no schedulable node; a required-node "
       "preemption only when its node lacks the room.",
-      ("preemption.trigger", "preemption.completed", "preemption.required_node"),
+      ("preemption.trigger", "preemption.completed", "preemption.required_node",
+       "liveness.preemption_serves"),
       "The ask is identified by the release message (YuniKorn's text names it). The 15 s "
-      "between two attempts and the 10 attempts per leaf and step are not checked."),
+      "between two attempts and the 10 attempts per leaf and step are not checked. That "
+      "preemption does happen when it must is a liveness property, judged by the explorer "
+      "where one victim settles it and the ask's path is within its guarantee."),
     E(Y, "Preemption, laws 2, 3, 5, 6, 7", "Victims come from other leaves inside the ask's "
       "fence, not disabled, over their guarantee, of a priority at most the ask's adjusted "
       "by offsets and fences; never a required-node allocation or one being released; no "
       "victim leaf is left below its guarantee. Required-node victims sit on the node, are "
       "not required-node allocations, have no higher priority, and free enough.",
-      ("preemption.victims", "preemption.placeholder_victim"),
+      ("preemption.victims", "preemption.placeholder_victim", "preemption.refused_guarantee"),
       "The per-node order of victims (opted in, non-originators, newest first) and the RM's "
       "PreemptionPredicates choice are checked by scenario tests, not by the checker."),
     E(Y, "Preemption, the commit", "With the victims gone the ask's leaf is within its "

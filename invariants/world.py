@@ -20,7 +20,8 @@ from scheduler.errors import ConfigError, UnknownResourceManager
 from scheduler.trace import REQUEST_CALLS, RM_CALLS, Step
 from statemachines import TransitionRecord
 
-from . import model, priority, view
+from . import model, preemption, priority, view
+from . import quantities as qty
 from .coverage import Coverage, StepRecord
 from .monitor import ModelShim, Predicate
 from .preemption import PREEMPTED
@@ -218,10 +219,43 @@ class World:
                 record.state["held_ask_allocated"] = True
         if step.call == "schedule" and len(new) > 1 and self._fence_decided(new):
             record.state["fence_decided"] = True
+        if step.call == "schedule" and not any(
+                r.termination_type == PREEMPTED for r in record.released()) \
+                and self._refused_for_guarantee():
+            record.state["refused_guarantee"] = True
         for t in self._transitions:
             self.coverage.transition(t)
         self.coverage.observe(record)
         self._transitions = []
+
+    def _refused_for_guarantee(self) -> bool:
+        """After a cycle that preempted nothing, an ask waits that met every trigger
+        condition (it may preempt, past its delay, its leaf within its guarantee with it,
+        no node with room for it), and it has victim candidates, but taking any one of them
+        would leave that candidate's leaf below its guarantee (YuniKorn's law 2)."""
+        now = self.clock.now()
+        for _, rv in sorted(self.shim.rms.items()):
+            if rv.paused or rv.stopped:
+                continue
+            for _, ask in sorted(rv.asks.items()):
+                found = preemption.ready(rv, ask, now)
+                if found is None:
+                    continue
+                partition, part, chain = found
+                nodes = [n for _, n in sorted(rv.nodes.items()) if n.partition == partition]
+                cluster = qty.total(n.capacity for n in nodes if n.state == "Schedulable")
+                if any(n.state == "Schedulable" and qty.fits(ask.resource, rv.free(n.id))
+                       for n in nodes) or not preemption.within_below_root(
+                           rv, partition, chain, ask, cluster):
+                    continue
+                verdicts = [preemption.victim_verdict(rv, part, chain, ask, v, cluster)
+                            for _, v in sorted(rv.allocs.items())
+                            if rv.apps.get(v.app) is not None
+                            and rv.apps[v.app].partition == partition]
+                known = [v for v in verdicts if v is not None]
+                if known and not any(known):
+                    return True
+        return False
 
     def _fence_decided(self, new: list[si.Allocation]) -> bool:
         """Two allocations of one cycle went against their asks' priorities across sibling

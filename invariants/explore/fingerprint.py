@@ -6,11 +6,15 @@ every core object (a test keeps :data:`FIELDS` in step with the classes'
 ``__slots__``, so a new field can not be forgotten), with three rewrites
 that do not change behaviour:
 
-- the core acts on time only through its timers, which enter as offsets
-  from now; the times it stamps on objects (creation, state changes) are left
-  out. The shim's own times enter as ages capped just past the timeout each
-  is compared with (an allocation with no execution timeout is as old as any
-  other; a terminated application older than the retention is just old);
+- the core acts on time through its timers, which enter as offsets from
+  now, and through preemption: an ask that may still preempt compares its age
+  with its leaf's ``preemption.delay`` and the time since its last check with
+  the 15 s between two checks, so those two enter as ages capped just past the
+  longest delay and the interval. The other times it stamps on objects
+  (creation, state changes) are left out. The shim's own times enter as ages
+  capped just past the timeout each is compared with (an allocation with no
+  execution timeout is as old as any other; a terminated application older
+  than the retention is just old);
 - sequence numbers (submission order, ask order, reservation order) become
   their rank, and allocation uuids (which carry a counter) become their
   application, key and rank;
@@ -32,6 +36,8 @@ from typing import Any
 import orjson
 import xxhash
 
+from scheduler.preemption import ATTEMPT_INTERVAL, DEFAULT_DELAY
+
 from .. import view
 from ..shim import COMPLETING_TIMEOUT, RETENTION
 from ..world import World
@@ -43,10 +49,11 @@ HORIZON = RETENTION + 24 * 3600.0
 
 FIELDS: dict[str, dict[str, str]] = {
     "Ask": {
-        "allocated_count": "v", "app": "skip", "created": "clock", "execution_timeout_ms": "v",
+        "allocated_count": "v", "app": "skip", "created": "preemption",
+        "execution_timeout_ms": "v",
         "key": "v", "last_scheduling_state": "v", "max_allocations": "v", "originator": "v",
         "parked_on": "uuid", "pending_repeats": "v", "placeholder": "v",
-        "preempt_checked": "clock", "preempt_other": "v", "preempt_self": "v",
+        "preempt_checked": "preemption", "preempt_other": "v", "preempt_self": "v",
         "preempted": "v", "priority": "v", "required_node": "v",
         "resource": "v", "seq": "seq", "sort_key": "skip", "state": "v", "tags": "v",
         "task_group": "v",
@@ -92,6 +99,8 @@ FIELDS: dict[str, dict[str, str]] = {
 """How each slot of each core class enters the canonical form.
 
 ``v`` as it is; ``clock`` a time the core stamps but never acts on (left out);
+``preemption`` a time an ask's preemption checks compare with a delay (an age,
+capped, while the ask may still preempt: :meth:`_Canon._preemption_ages`);
 ``seq`` a rank; ``uuid``/``node``/``nodeid`` renamed; ``score`` the sort key
 without the name; ``keys`` the keys of a mapping; ``str`` the text of a
 configuration object; ``skip`` a back reference, a token (timers carry
@@ -102,7 +111,8 @@ applications and children in policy order, an application's limit keys).
 
 
 _ENCODE = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
-_READ = {cls: tuple((slot, how) for slot, how in fields.items() if how not in ("skip", "clock"))
+_READ = {cls: tuple((slot, how) for slot, how in fields.items()
+                    if how not in ("skip", "clock", "preemption"))
          for cls, fields in FIELDS.items()}
 
 
@@ -166,6 +176,9 @@ class _Canon:
         self.nodes: dict[str, str] = {}
         self.uuids: dict[str, str] = {}
         self.ranks: dict[int, int] = {}
+        self.delay_cap = max((q.preemption_delay for p in self.partitions
+                              for q in p.queues.values()), default=DEFAULT_DELAY)
+        """Ask ages past the longest ``preemption.delay`` compare alike with every delay."""
 
     # -- renaming ------------------------------------------------------------
     def _rank_sequences(self) -> None:
@@ -270,7 +283,8 @@ class _Canon:
     def _app(self, app: view.Application) -> Any:
         return [
             app.id, self._object("Application", app),
-            [[k.key, self._object("Ask", k)] for k in app.asks.values()],
+            [[k.key, self._object("Ask", k), self._preemption_ages(k)]
+             for k in app.asks.values()],
             sorted([self.uuids[a.uuid], self._object("Allocation", a)]
                    for a in app.allocations.values()),
         ]
@@ -281,6 +295,16 @@ class _Canon:
         for i, rewrite in rewrites:
             out[i] = rewrite(self, out[i])
         return out
+
+    def _preemption_ages(self, ask: Any) -> Any:
+        """How old the ask is and how long ago it was last checked for preemption, capped
+        just past the longest delay and the interval between checks; nothing for an ask
+        that may not preempt or already did (those times are never read again)."""
+        if not ask.preempt_other or ask.preempted:
+            return None
+        checked = ask.preempt_checked
+        return [self._age(ask.created, self.delay_cap),
+                None if checked is None else self._age(checked, ATTEMPT_INTERVAL)]
 
     def _timers(self) -> list[Any]:
         out = []
@@ -301,7 +325,9 @@ class _Canon:
                          self._age(a.state_since, since), a.path, a.partition, a.group,
                          a.ran])
         asks = [[k.app, k.key, k.allocated, k.max_allocations, _plain(k.resource),
-                 k.placeholder, k.task_group, k.timeout_ms] for _, k in sorted(rv.asks.items())]
+                 k.placeholder, k.task_group, k.timeout_ms, k.preempted,
+                 self._age(k.sent, self.delay_cap) if k.may_preempt and not k.preempted
+                 else None] for _, k in sorted(rv.asks.items())]
         nodes = sorted([self.nodes.get(n.id, "?"), n.state, _plain(n.capacity),
                         _plain(n.occupied), n.partition] for n in rv.nodes.values())
         allocs = []

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field, replace
 from scheduler import si
 from scheduler.trace import Step
 
-from .. import model, view
+from .. import model, preemption, view
 from ..configs import CORE
 from ..rules.rm import resync
-from ..shim import AllocView, RMView
+from ..shim import REQUIRED_NODE, AllocView, RMView
 from ..world import World
-from .texts import ADMISSION, CONFIG, LIMITS, RELOADED
+from .texts import ADMISSION, CONFIG, LIMITS, PREEMPTION, RELOADED
 
 RM_ID = "explore-rm"
 TT = si.TerminationType
@@ -32,13 +32,19 @@ NA = si.NodeAction
 
 @dataclass(frozen=True)
 class AskShape:
-    """An ask an application may send: its key, size and repeats."""
+    """An ask an application may send: its key, size and repeats, and how it takes part in
+    preemption (its priority, its ``PreemptionPolicy``, the node it requires)."""
 
     key: str
     memory: int
     repeats: int = 1
     task_group: str = ""
     timeout_ms: int = 0
+    priority: int = 0
+    preempt: tuple[bool, bool] | None = None
+    """``(allowPreemptSelf, allowPreemptOther)``; None sends no policy (a victim that
+    never preempts)."""
+    required_node: str = ""
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,8 @@ class Scope:
     """The action kinds enabled (see :data:`KINDS`)."""
     depth: int
     config: str = CONFIG
+    hunt_depth: int = 9
+    """How deep ``explore --self-test`` searches it (at most ``depth``)."""
 
     def alphabet(self) -> list[Action]:
         """Every action of the scope, in a fixed order (the order children are explored)."""
@@ -114,12 +122,22 @@ class Scope:
         nodes = ", ".join(f"{n} ({m} memory)" for n, m in self.nodes)
         apps = "; ".join(
             f"{a.id} in {a.queue}: "
-            + ", ".join(f"{k.key} {k.memory}x{k.repeats}" for k in a.asks)
+            + ", ".join(f"{k.key} {k.memory}x{k.repeats}{_traits(k)}" for k in a.asks)
             + (f", a {a.gang.style} gang of {a.gang.members}x{a.gang.memory}" if a.gang else "")
             for a in self.apps)
         return (f"{self.name}: {self.doc}\n  nodes: {nodes}\n  applications: {apps}\n"
                 f"  actions: {', '.join(k for k in KINDS if k in self.kinds)}; "
                 f"depth {self.depth}")
+
+
+def _traits(ask: AskShape) -> str:
+    traits = [f"priority {ask.priority}"] if ask.priority else []
+    if ask.preempt is not None:
+        traits += [w for w, on in zip(("may be a victim", "may preempt"), ask.preempt,
+                                      strict=True) if on]
+        traits += ["never a victim"] if not ask.preempt[0] else []
+    traits += [f"requires {ask.required_node}"] if ask.required_node else []
+    return f" ({', '.join(traits)})" if traits else ""
 
 
 KINDS: dict[str, str] = {
@@ -137,6 +155,10 @@ KINDS: dict[str, str] = {
     "remove_ask": "the RM withdraws a pending ask",
     "remove_app": "the RM removes an application",
     "tick": "the clock jumps to the next live timer, then a cycle",
+    "wait": "the clock passes the preemption.delay of the pending ask that may preempt and "
+            "is the first to reach it (or, when every such ask is past its delay, the 15 s "
+            "between two preemption checks), then a cycle; read from what the shim sent "
+            "and its configuration, not from the core",
     "occupy": "UPDATE of a node: something outside the scheduler occupies 10 memory on it, "
               "or stops doing so",
     "drain": "DRAIN_NODE of a schedulable node",
@@ -244,6 +266,19 @@ def _ask_message(app_id: str, key: str, memory: int, repeats: int, task_group: s
         execution_timeout_milli_seconds=timeout_ms)
 
 
+def _shaped(app_id: str, shape: AskShape) -> si.AllocationAsk:
+    """The real pod of an ask shape, with its priority, preemption policy and node."""
+    ask = _ask_message(app_id, shape.key, shape.memory, shape.repeats, shape.task_group,
+                       placeholder=False, timeout_ms=shape.timeout_ms)
+    if not (shape.priority or shape.preempt or shape.required_node):
+        return ask
+    policy = None if shape.preempt is None else si.PreemptionPolicy(
+        allow_preempt_self=shape.preempt[0], allow_preempt_other=shape.preempt[1])
+    tags = {REQUIRED_NODE: shape.required_node} if shape.required_node else {}
+    return ask.model_copy(update={"priority": shape.priority, "preemption_policy": policy,
+                                  "tags": tags})
+
+
 def _live(rv: RMView, app_id: str) -> bool:
     app = rv.apps.get(app_id)
     return app is not None and app.live
@@ -267,9 +302,8 @@ def _ask(a: Action, w: World, rv: RMView) -> Iterator[Step]:
     if any(x.key == key for x in rv.allocs_of(app_id)):
         return
     shape = next(k for k in a.scope.app(app_id).asks if k.key == key)
-    yield _request("update_allocation", si.AllocationRequest(rm_id=RM_ID, asks=[_ask_message(
-        app_id, key, shape.memory, shape.repeats, shape.task_group, placeholder=False,
-        timeout_ms=shape.timeout_ms)]))
+    yield _request("update_allocation", si.AllocationRequest(rm_id=RM_ID, asks=[
+        _shaped(app_id, shape)]))
 
 
 def _resend(a: Action, w: World, rv: RMView) -> Iterator[Step]:
@@ -278,8 +312,7 @@ def _resend(a: Action, w: World, rv: RMView) -> Iterator[Step]:
     if ask is not None and ask.pending == 0 and not ask.recovered and _live(rv, app_id):
         shape = next(k for k in a.scope.app(app_id).asks if k.key == key)
         yield _request("update_allocation", si.AllocationRequest(rm_id=RM_ID, asks=[
-            _ask_message(app_id, key, shape.memory, shape.repeats, shape.task_group,
-                         placeholder=False, timeout_ms=shape.timeout_ms)]))
+            _shaped(app_id, shape)]))
 
 
 def _remove_ask(a: Action, w: World, rv: RMView) -> Iterator[Step]:
@@ -351,6 +384,34 @@ def _tick(a: Action, w: World, rv: RMView) -> Iterator[Step]:
         yield Step.schedule()
 
 
+def preemption_due(world: World, rv: RMView) -> float | None:
+    """When the clock next lets a pending ask preempt, as the shim reads it: the first
+    ``preemption.delay`` still ahead of an ask it sent with ``allowPreemptOther`` (its leaf's,
+    from its configuration), else the next 15 s check; None when no such ask is pending.
+    An ask that preempted already counts: YuniKorn never lets it preempt again, and the
+    clock passing shows whether the core keeps to that."""
+    now = world.clock.now()
+    due: list[float] = []
+    for (app_id, _), ask in sorted(rv.asks.items()):
+        app = rv.apps.get(app_id)
+        part = rv.config.partition(app.partition) if app is not None and app.live else None
+        leaf = part.queues.get(app.path) if part is not None and app is not None else None
+        if ask.pending <= 0 or not ask.may_preempt or ask.required_node or leaf is None:
+            continue
+        due.append(ask.sent + preemption.delay(leaf))
+    if not due:
+        return None
+    ahead = [t for t in due if t > now]
+    return min(ahead) if ahead else now + preemption.ATTEMPT_INTERVAL
+
+
+def _wait(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+    due = preemption_due(w, rv)
+    if due is not None:
+        yield Step.advance(due - w.clock.now())
+        yield Step.schedule()
+
+
 def _restart(a: Action, w: World, rv: RMView) -> Iterator[Step]:
     yield Step("connection_lost", rm_id=RM_ID)
     yield from resync(w, RM_ID, Step("register_resource_manager",
@@ -370,7 +431,8 @@ _BUILDERS: dict[str, Builder] = {
     "schedule": _schedule, "confirm": _confirm(False), "confirm_twice": _confirm(True),
     "release": _release, "confirm_unasked": _confirm_unasked, "occupy": _occupy,
     "remove_ask": _remove_ask, "remove_app": _remove_app,
-    "resend": _resend, "tick": _tick, "drain": _node_action(NA.DRAIN_NODE, "Schedulable"),
+    "resend": _resend, "tick": _tick, "wait": _wait,
+    "drain": _node_action(NA.DRAIN_NODE, "Schedulable"),
     "restore": _node_action(NA.DRAIN_TO_SCHEDULABLE, "Draining"),
     "decommission": _node_action(NA.DECOMISSION, None), "restart": _restart,
     "reload": _reload,
@@ -434,5 +496,16 @@ SCOPES: dict[str, Scope] = {s.name: s for s in (
                          user="e.f", groups=("devs", "admins"))),
           kinds=frozenset({"node", "submit", "ask", "schedule", "release", "confirm"}),
           depth=6, config=LIMITS),
+    Scope("preemption", "general preemption: a leaf over its guarantee holds the nodes, a "
+          "leaf under its guarantee asks later with allowPreemptOther (more than its "
+          "guarantee, too); the first leaf's high-priority asks are never its victims and "
+          "sort their leaf first",
+          nodes=(("node-1", 20), ("node-2", 20)),
+          apps=(AppShape("hog", "root.hog", (AskShape("k1", 10, repeats=2),
+                                             AskShape("vip", 10, repeats=2, priority=20))),
+                AppShape("late", "root.late",
+                         (AskShape("k1", 10, repeats=3, preempt=(True, True)),))),
+          kinds=frozenset({"node", "submit", "ask", "schedule", "wait", "confirm"}),
+          depth=12, config=PREEMPTION, hunt_depth=11),
 )}
 """The named scopes (``yunikorn-fsm explore --scope NAME``)."""

@@ -14,7 +14,7 @@ import multiprocessing
 import sys
 from dataclasses import dataclass
 
-from ..mutants import LITERAL, MUTANTS, applied, by_name
+from ..mutants import LITERAL, MUTANTS, STALLED, applied, by_name
 from .scope import SCOPES
 from .search import Options, search
 
@@ -31,7 +31,8 @@ def hunt(name: str, seconds: float) -> Row:
     found = []
     with applied(by_name(name)):
         for scope in SCOPES.values():
-            result = search(Options(scope, min(scope.depth, 9), seconds=seconds))
+            result = search(Options(scope, min(scope.depth, scope.hunt_depth),
+                                    seconds=seconds))
             if result.found is not None:
                 rule = (result.found.violations[0].invariant if result.found.violations
                         else "closure: " + ", ".join(result.found.verdict))
@@ -45,7 +46,7 @@ def _task(args: tuple[str, float]) -> Row:
 
 def self_test(seconds: float, workers: int) -> int:
     """Print the table; exit 0 when every broken core is found by some scope."""
-    names = [m.name for m in (*MUTANTS, *LITERAL)]
+    names = [m.name for m in (*MUTANTS, *LITERAL, *STALLED)]
     print(f"explore self-test: {len(names)} broken cores x {len(SCOPES)} scopes "
           f"({', '.join(SCOPES)}), {seconds:g}s per search", flush=True)
     ctx = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")

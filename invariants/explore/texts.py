@@ -80,3 +80,21 @@ partitions:
 """The ``limits`` scope's configuration: a wildcard user limit and a group limit on a
 parent; on leaf ``a`` a named user limit over a tighter wildcard, and another group
 (so a user in both groups is tracked for ``admins`` in ``a``, ``devs`` in ``b``)."""
+
+PREEMPTION = """\
+partitions:
+  - name: default
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: hog
+            resources:
+              guaranteed: {memory: 15}
+          - name: late
+            resources:
+              guaranteed: {memory: 10}
+"""
+"""Two guaranteed leaves: ``hog`` (15) may run over its guarantee and is preemption-fenced
+(its own asks find no victims outside it), ``late`` (10) asks later and may preempt it down
+to its guarantee; the default 30 s ``preemption.delay``."""

@@ -16,6 +16,7 @@ from scheduler.trace import Step
 
 from .. import model
 from ..configs import CORE, NAMESPACES, USERS
+from ..preemption import disabled
 from ..shim import REQUIRED_NODE
 from . import NA, TT, Gen, rule
 from .cluster import new_node
@@ -431,29 +432,53 @@ def preemption_story(g: Gen) -> Iterator[Step]:
     joined = new_node(g, partition, 60, 60 * CORE)
     node = joined.request.nodes[0].node_id
     size = g.rng.choice((5, 10, 20))
+    filler = _refusal_filler(g, partition, user, groups, victim_leaf, hog)
     yield joined
     yield _submit_to(g, hog, victim_leaf, partition, ugi)
-    for _ in range(g.rng.choice((1, 2))):
-        yield _send(g, _ask(g, hog, g.new_id("ask-"), size, 60 // size,
-                            priority=g.rng.choice((0, 0, -5, 10)), **_victim_policy(g)))
+    # The hog's asks are drawn either way, so a refusal story draws what any story does.
+    asks = [_ask(g, hog, g.new_id("ask-"), size, 60 // size,
+                 priority=g.rng.choice((0, 0, -5, 10)), **_victim_policy(g))
+            for _ in range(g.rng.choice((1, 2)))]
+    if filler is not None:
+        # Just over its guarantee, by less than one allocation: any victim would take the
+        # leaf below it (YuniKorn's law 2), so the ask must wait.
+        guarantee = filler[1]
+        size = 15 if guarantee % 15 else 20
+        asks = [_ask(g, hog, asks[0].allocation_key, size, guarantee // size + 1)]
+    for ask in asks:
+        yield _send(g, ask)
     yield Step.schedule()
     rv = g.rv
     if rv is not None:
-        # Whatever room other nodes still have: the hog takes it too, so the ask finds none.
+        # Whatever room the nodes still have: the hog takes it too (or, when it must stay
+        # just over its guarantee, an application of a leaf no guarantee protects), so the
+        # ask finds none.
         room = sum(rv.free(n.id).get("memory", 0) for n in rv.nodes.values()
                    if n.partition == partition and n.state == "Schedulable")
-        if room >= size:
+        if filler is not None and room >= 5:
+            other = g.new_id("app-")
+            yield _submit_to(g, other, filler[0], partition, ugi)
+            yield _send(g, _ask(g, other, g.new_id("ask-"), 5, min(room // 5, 40)))
+            yield Step.schedule()
+            size = 5
+        elif room >= size:
             yield _send(g, _ask(g, hog, g.new_id("ask-"), size, min(room // size, 40)))
             yield Step.schedule()
     yield _submit_to(g, late, ask_leaf, partition, ugi)
+    # A refusal is worth its set-up only if the ask may preempt the hog and waits long
+    # enough; its draws are made all the same.
     required = {"tags": {REQUIRED_NODE: node}} if g.rng.random() < 0.25 else {}
-    yield _send(g, _ask(g, late, g.new_id("ask-"), size, g.rng.randint(1, 2),
-                        priority=g.rng.choice((0, 0, 10, -5)),
+    repeats, priority = g.rng.randint(1, 2), g.rng.choice((0, 0, 10, -5))
+    may_preempt = g.rng.random() < 0.9
+    if filler is not None:
+        required, priority, may_preempt = {}, 0, True
+    yield _send(g, _ask(g, late, g.new_id("ask-"), size, repeats, priority=priority,
                         preemption_policy=si.PreemptionPolicy(
-                            allow_preempt_self=True, allow_preempt_other=g.rng.random() < 0.9),
+                            allow_preempt_self=True, allow_preempt_other=may_preempt),
                         **required))
     yield Step.schedule()
-    yield Step.advance(g.rng.choice((2.0, 31.0, 61.0)))
+    wait = g.rng.choice((2.0, 31.0, 61.0))
+    yield Step.advance(max(wait, 31.0) if filler is not None else wait)
     if g.rng.random() < 0.2:
         # Room comes back before the cycle: the ask must take it, not preempt.
         yield new_node(g, partition, size, 4 * CORE)
@@ -499,6 +524,23 @@ def _preemption_home(g: Gen) -> tuple[str, str, tuple[str, ...], str, str] | Non
     homes = (fenced if draw < 0.25 else guarded if draw < 0.7 else asking if draw < 0.85
              else other) or guarded or asking or other
     return homes[g.rng.randrange(len(homes))] if homes else None
+
+
+def _refusal_filler(g: Gen, partition: str, user: str, groups: tuple[str, ...],
+                    victim_leaf: str, story: str) -> tuple[str, int] | None:
+    """Sometimes (a third of the stories, by their id, whose victim leaf has a memory
+    guarantee and may lose tasks, when the user may submit to a leaf without any
+    guarantee): that leaf, to fill the room the victim's leaf leaves, and the victim
+    leaf's guarantee."""
+    pm = model.read(g.scenario.shape.text).partitions[partition]
+    chain = pm.chain(victim_leaf)
+    guarantee = min((q.guaranteed or {}).get("memory", 1 << 30) for q in chain)
+    open_ = [p for p in pm.leaves() if not any(q.guaranteed for q in pm.chain(p))
+             and model.may_submit(pm.chain(p), user, groups)]
+    # Decided by the story's id, not by a draw: the other stories draw as before.
+    if guarantee >= 1 << 30 or not open_ or disabled(chain) or int(story.rsplit("-", 1)[-1]) % 3:
+        return None
+    return open_[g.rng.randrange(len(open_))], guarantee
 
 
 def _victim_policy(g: Gen) -> dict[str, Any]:
