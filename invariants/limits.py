@@ -72,12 +72,12 @@ def _owner(app: AppView, kind: str) -> str:
     return app.user if kind == USER else app.group
 
 
-def judge_allocation(m: Monitor, rv: RMView, app: AppView, r: Mapping[str, int],
-                     subject: str) -> None:
-    """``protocol.user_limits`` for one new allocation, from the shim's records."""
+def held_by_limits(rv: RMView, app: AppView, r: Mapping[str, int]) -> str:
+    """Why the user and group limits keep ``r`` of ``app`` waiting, from the shim's
+    records (the first reason found, leaf's root first), or ``""`` when they do not."""
     part = rv.config.partition(app.partition)
     if part is None:
-        return
+        return ""
     starting = not rv.holds_slot(app)
     for path in model.path_prefixes(app.path):
         queue = part.queues.get(path)
@@ -92,18 +92,24 @@ def judge_allocation(m: Monitor, rv: RMView, app: AppView, r: Mapping[str, int],
             if limit.max_resources:
                 used = rv.usage_of({a.id for a in mine})
                 cap = limit.max_resources
-                over = [k for k, v in r.items() if k in cap and used.get(k, 0) + v > cap[k]]
-                if over:
-                    m.report(USER_LIMITS, subject,
-                             f"{kind} {name} holds {qty.show(used)} on {path}; with "
-                             f"{qty.show(r)} it passes its limit {qty.show(cap)}")
+                if any(k in cap and used.get(k, 0) + v > cap[k] for k, v in r.items()):
+                    return (f"{kind} {name} holds {qty.show(used)} on {path}; with "
+                            f"{qty.show(r)} it passes its limit {qty.show(cap)}")
             if starting and limit.max_applications > 0:
                 running = sum(1 for a in mine if rv.holds_slot(a))
                 if running >= limit.max_applications:
-                    m.report(USER_LIMITS, subject,
-                             f"application {app.id} starts while {kind} {name} already runs "
-                             f"{running} of its maxapplications {limit.max_applications} "
-                             f"on {path}")
+                    return (f"application {app.id} has not started and {kind} {name} "
+                            f"already runs {running} of its maxapplications "
+                            f"{limit.max_applications} on {path}")
+    return ""
+
+
+def judge_allocation(m: Monitor, rv: RMView, app: AppView, r: Mapping[str, int],
+                     subject: str) -> None:
+    """``protocol.user_limits`` for one new allocation, from the shim's records."""
+    reason = held_by_limits(rv, app, r)
+    if reason:
+        m.report(USER_LIMITS, subject, reason)
 
 
 def groups_agree(m: Monitor, rv: RMView) -> None:

@@ -406,6 +406,24 @@ rules say it must go on: only a liveness property catches them (the explorer fin
 the random checker can not)."""
 
 
+DIRECTED: tuple[Mutant, ...] = (
+    M("preemption.limit_held_preempts", "preemption",
+      "YuniKorn user and group limits: an ask over its user's or group's headroom is "
+      "skipped, never a reason to preempt", cycle, "try_leaf",
+      "                failed.add((app.id, ask.key))\n"
+      "                allocate.set_scheduling_state(p, ask, SS.SKIPPED, over)\n",
+      "                failed.add((app.id, ask.key))\n"
+      "                if ask.preempt_other and preemption.try_preempt(p, app, ask, False,\n"
+      "                                                                budget):\n"
+      "                    return PROGRESS\n"
+      "                allocate.set_scheduling_state(p, ask, SS.SKIPPED, over)\n"),
+)
+"""Cores the random checker catches, but later than the self-test's budget with its fixed
+seed (the state needs a user limit, a guarantee and a preempting ask together): a directed
+test drives the checker to the state instead (named in each one's test docstring:
+``tests/test_checker_preemption.py``)."""
+
+
 def _edited(mutant: Mutant) -> Callable[..., Any]:
     original = getattr(mutant.owner, mutant.function)
     source = textwrap.dedent(inspect.getsource(original))
@@ -434,7 +452,7 @@ def applied(mutant: Mutant) -> Iterator[None]:
 
 
 def by_name(name: str) -> Mutant:
-    for mutant in (*MUTANTS, *LITERAL, *STALLED):
+    for mutant in (*MUTANTS, *LITERAL, *STALLED, *DIRECTED):
         if mutant.name == name:
             return mutant
     raise KeyError(name)

@@ -22,7 +22,7 @@ from typing import Any
 
 from scheduler import si
 
-from . import model, priority, view
+from . import limits, model, priority, view
 from . import protocol as P
 from . import quantities as qty
 from .calls import Call, Monitor
@@ -46,8 +46,10 @@ TRIGGER = P.check(
     "allowPreemptOther, the partition's preemption.enabled, an ask at least its leaf's "
     "preemption.delay old, a guarantee on the ask's leaf or an ancestor, and an ask that "
     "failed its queue headroom or fitted no schedulable node; a required-node preemption "
-    "needs its node to lack the room.",
-    f"{SOURCE}: laws 4 and 1; Preemptor.CheckPreconditions; Application.tryAllocate",
+    "needs its node to lack the room. Neither is started for an ask its user or group "
+    "limits hold back (a limit is never a reason to preempt).",
+    f"{SOURCE}: laws 4 and 1; Preemptor.CheckPreconditions; Application.tryAllocate; "
+    "YuniKorn user and group limits (the user headroom is checked before preemption)",
     "The core preempts where nothing allowed it, or when the ask would have run anyway: "
     "work is killed for nothing.",
 )
@@ -303,6 +305,10 @@ def judge(m: Monitor, rv: RMView, call: Call, victims: list[AllocView], message:
     if ask.preempted:
         m.report(TRIGGER, subject, "the ask already triggered a preemption")
     ask.preempted = True
+    held = limits.held_by_limits(rv, app, ask.resource)
+    if held:
+        m.report(TRIGGER, subject, f"the ask's limits hold it back ({held}), and a limit is "
+                 "never a reason to preempt")
     part = rv.config.partition(app.partition)
     chain = configured_chain(part, app.path) if part is not None else None
     if part is None or chain is None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from invariants.mutants import MUTANTS, applied, by_name
+from invariants.mutants import DIRECTED, LITERAL, MUTANTS, STALLED, applied, by_name
 from invariants.replay import run as replay
 from invariants.replay import save
 from invariants.runner import Options, search
@@ -34,7 +34,9 @@ def test_mutants_are_edits_of_code_that_exists() -> None:
     assert len(MUTANTS) >= 15
     assert len({m.name for m in MUTANTS}) == len(MUTANTS)
     assert len({m.area for m in MUTANTS}) >= 7
-    for mutant in MUTANTS:
+    every = (*MUTANTS, *LITERAL, *STALLED, *DIRECTED)
+    assert len({m.name for m in every}) == len(every)
+    for mutant in every:
         with applied(mutant):
             assert getattr(mutant.owner, mutant.function).__code__.co_filename.startswith(
                 "<mutant")
