@@ -69,8 +69,11 @@ def allocate_reserved(p: PartitionState) -> int:
             reservations.cancel(p, app_id, key)
             continue
         if ask.required_node and not ask.preempted and not res.fits(ask.resource, node.available):
-            # Required-node preemption (YuniKorn's reserved pass), within the headrooms.
-            if eligibility.headroom(app, ask) and not eligibility.user_headroom(p, app, ask):
+            # Required-node preemption (YuniKorn's reserved pass), within the headrooms and
+            # only for an application that may start: the pass below could not place the
+            # ask otherwise, and the victims would be killed for nothing.
+            if eligibility.headroom(app, ask) and not eligibility.user_headroom(p, app, ask) \
+                    and eligibility.can_start(app) and not eligibility.user_slot(p, app):
                 required_node.preempt(p, app, ask, node)
             continue
         if (res.fits(ask.resource, node.available) and eligibility.can_start(app)
