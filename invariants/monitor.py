@@ -32,9 +32,9 @@ from . import answers, configured, limits, preemption, requests, view
 from . import protocol as P
 from . import quantities as qty
 from .calls import Call
-from .preemption import PREEMPTED
 from .registry import Violation
 from .requests import NODE_PARTITION
+from .scheduling import PREEMPTED
 from .shim import RMView
 
 TT = si.TerminationType

@@ -28,11 +28,10 @@ from . import quantities as qty
 from .calls import Call, Monitor
 from .priority import MAX, MIN
 from .registry import CheckContext, Violation, invariant
-from .scheduling import unconfirmed_victim
+from .scheduling import PREEMPTED, unconfirmed_victim
 from .shim import AllocView, AskView, RMView
 
 TT = si.TerminationType
-PREEMPTED = TT.PREEMPTED_BY_SCHEDULER
 SOURCE = ("YuniKorn preemption (design/preemption.md, design/simple_preemptor.md; "
           "objects/preemption.go, objects/required_node_preemptor.go, objects/queue.go)")
 DEFAULT_DELAY = 30.0

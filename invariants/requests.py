@@ -326,14 +326,14 @@ def begin_allocation(rv: RMView, call: Call, req: si.AllocationRequest) -> None:
             call.must_reject_asks.append(key)
             continue
         call.previous_asks.setdefault(key, old)
-        policy = ask.preemption_policy
+        may_preempt, may_be_victim = _policy(ask.preemption_policy)
         rv.asks[key] = AskView(
             ask.application_id, ask.allocation_key, ask.resource_ask.as_dict(),
             ask.max_allocations, ask.placeholder and bool(ask.task_group_name),
             ask.task_group_name, ask.execution_timeout_milli_seconds,
             allocated=old.allocated if old is not None else 0, priority=ask.priority,
             sent=old.sent if kept and old is not None else call.now,
-            may_preempt=_policy(policy)[0], may_be_victim=_policy(policy)[1],
+            may_preempt=may_preempt, may_be_victim=may_be_victim,
             required_node=ask.tags.get(REQUIRED_NODE, ""), originator=ask.originator,
             preempted=kept and old is not None and old.preempted)
     releases = req.releases

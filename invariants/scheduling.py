@@ -19,7 +19,7 @@ from .registry import CheckContext, Violation, invariant
 from .shim import REQUIRED_NODE
 from .view import Allocation, Application, Ask, PartitionState, Queue, partitions, rms
 
-PREEMPTED = si.TerminationType.PREEMPTED_BY_SCHEDULER.value
+PREEMPTED = si.TerminationType.PREEMPTED_BY_SCHEDULER
 
 
 def _may_start(p: PartitionState, app: Application) -> bool:
@@ -66,7 +66,7 @@ def unconfirmed_victim(ctx: CheckContext, alloc: Allocation) -> bool:
     victims: set[str] | None = ctx.extra.get("preempting")
     if victims is not None:
         return alloc.uuid in victims
-    return alloc.state == "Releasing" and alloc.release_type == PREEMPTED
+    return alloc.state == "Releasing" and alloc.release_type == PREEMPTED.value
 
 
 def _waits_for_victim(ctx: CheckContext, app: Application, ask: Ask) -> bool:

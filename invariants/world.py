@@ -24,10 +24,10 @@ from . import model, preemption, priority, view
 from . import quantities as qty
 from .coverage import Coverage, StepRecord
 from .monitor import ModelShim, Predicate
-from .preemption import PREEMPTED
 from .protocol import NO_EXCEPTION
 from .recorder import LifecycleRecorder
 from .registry import REGISTRY, CheckContext, Violation
+from .scheduling import PREEMPTED
 
 TT = si.TerminationType
 RESERVED = si.SchedulingState.RESERVED

@@ -120,11 +120,10 @@ def unplaceable_reason(p: PartitionState, app: Application, ask: Ask) -> str:
         draining = len(p.nodes)
         return f"partition {p.name} has no schedulable node" + (
             f" ({draining} draining)" if draining else "")
-    if not res.fits(r, p.room_ceiling()):
-        return (f"ask {ask.key} needs {res.to_str(r)}, more than any of the {count} "
-                "schedulable nodes can hold")
-    fit = [n for n in p.node_order if res.fits(r, res.sub(n.capacity, n.occupied))]
-    if not fit:  # within the per-type maximum, yet no single node is large enough
+    # Past the per-type maximum no node is large enough, without a walk.
+    fit = [n for n in p.node_order if res.fits(r, res.sub(n.capacity, n.occupied))] \
+        if res.fits(r, p.room_ceiling()) else []
+    if not fit:
         return (f"ask {ask.key} needs {res.to_str(r)}, more than any of the {count} "
                 "schedulable nodes can hold")
     mine = (app.id, ask.key)

@@ -100,10 +100,6 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
     failed = p.failed
     exhausted = p.exhausted
     for app in policies.ordered_apps(queue, p.capacity):
-        if p.exhausted is not exhausted:
-            # A reservation was cancelled: room came back and the applications set to rest
-            # rejoin the order at the next walk, which starts again from the root.
-            return PROGRESS
         if app.state not in SCHEDULABLE or app.id in exhausted:
             continue
         if not eligibility.can_start(app):
@@ -173,6 +169,8 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
             if reserved == allocate.NO_RESERVATION:
                 allocate.report_failed(p, app, ask)
         if p.exhausted is not exhausted:
+            # Its asks cancelled a reservation: room came back and the applications set to
+            # rest rejoin the order at the next walk, which starts again from the root.
             return PROGRESS
         # Nothing of this application can succeed again in this call.
         p.rest(app)

@@ -52,16 +52,17 @@ def add_node(p: PartitionState, info: si.NodeInfo) -> None:
 def check_recovery(p: PartitionState, info: si.NodeInfo) -> str:
     """All or nothing: a node whose recovered allocations can not attach is rejected."""
     seen: set[str] = set()
-    total: res.Resource = {}
+    # The partition's usage with the entries so far: every account an allocation counts
+    # on (node, application, queue, user) is at most that.
+    usage = dict(p.root.allocated)
     for i, a in enumerate(info.existing_allocations):
         where = f"existingAllocations[{i}]"
         size = a.resource_per_alloc.as_dict()
-        # Every account an allocation counts on is at most the partition's usage.
-        over = res.overflow(res.add(p.root.allocated, total), size)
+        over = res.overflow(usage, size)
         if over:
             return (f"{where}: its {over} would take the usage of partition {p.name} past "
                     "the int64 limit")
-        res.add_into(total, size)
+        res.add_into(usage, size)
         app = p.apps.get(a.application_id)
         if app is None or app.state not in RECOVERABLE or app.queue is None:
             return (f"{where}: application {a.application_id} is not known or not live; "
