@@ -38,8 +38,11 @@ def add_check_command(sub: Any) -> None:
         "check", help="drive the core at random and check every rule after every step")
     p.add_argument("--config", help="check this queues.yaml only (default: drawn per case)")
     p.add_argument("--seed", type=int, default=None, help="repeat a run (default: a fresh seed)")
-    p.add_argument("--seconds", type=float, default=60.0, help="time budget (default 60)")
-    p.add_argument("--examples", type=int, default=None, help="stop after this many test cases")
+    p.add_argument("--seconds", type=float, default=None,
+                   help="time budget (default 60; in --self-test, none: the budget is cases)")
+    p.add_argument("--examples", type=int, default=None,
+                   help="stop after this many test cases (--self-test: per broken core, "
+                        "default 500)")
     p.add_argument("--steps", type=int, default=None, help="at most this many steps per case")
     p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     p.add_argument("--out", default=FAILURES, help=f"where counterexamples go ({FAILURES})")
@@ -117,7 +120,7 @@ def run_check(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from .runner import Options
 
-    if args.seconds <= 0:
+    if args.seconds is not None and args.seconds <= 0:
         raise UsageError(f"--seconds must be more than 0, got {args.seconds:g}")
     if args.examples is not None and args.examples <= 0:
         raise UsageError(f"--examples must be at least 1, got {args.examples}")
@@ -131,14 +134,18 @@ def _check(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
     print(f"seed: {seed}", flush=True)
     if args.self_test:
-        from .selftest import self_test
+        from .selftest import EXAMPLES, self_test
 
-        return self_test(seed, args.seconds, args.workers, quiet=args.quiet,
+        examples = args.examples if args.examples is not None or args.seconds is not None \
+            else EXAMPLES
+        return self_test(seed, args.workers, examples, args.seconds, quiet=args.quiet,
                          shrink_seconds=args.shrink_seconds or 0.0)
     if not args.no_replay:
         code = _replay_stored(Path(args.out))
         if code:
             return code
+    if args.seconds is None:
+        args.seconds = 60.0
     opts = Options(seed=seed, seconds=args.seconds, examples=args.examples, steps=args.steps,
                    workers=args.workers, config=config, stats=args.stats)
     return _search(args, opts)

@@ -274,6 +274,16 @@ MUTANTS: tuple[Mutant, ...] = (
       cycle, "try_leaf", "            node = allocate.find_node(p, app, ask)\n",
       "            node = None if ask.preempt_other and preemption.try_preempt(\n"
       "                p, app, ask, True, budget) else allocate.find_node(p, app, ask)\n"),
+    M("preemption.limit_held_preempts", "preemption",
+      "YuniKorn user and group limits: an ask over its user's or group's headroom is "
+      "skipped, never a reason to preempt", cycle, "try_leaf",
+      "                failed.add((app.id, ask.key))\n"
+      "                allocate.set_scheduling_state(p, ask, SS.SKIPPED, over)\n",
+      "                failed.add((app.id, ask.key))\n"
+      "                if ask.preempt_other and preemption.try_preempt(p, app, ask, False,\n"
+      "                                                                budget):\n"
+      "                    return PROGRESS\n"
+      "                allocate.set_scheduling_state(p, ask, SS.SKIPPED, over)\n"),
     # -- the seed audit (docs/seed-audit.md): rules no broken core tested before ----------
     M("gang.soft_fails_like_hard", "gang",
       "002 gangSchedulingStyle: a Soft gang is scheduled as a normal application after the "
@@ -377,6 +387,19 @@ MUTANTS: tuple[Mutant, ...] = (
     M("rm.paused_rm_scheduled", "lifecycle",
       "002 RM lifecycle: a paused RM gets no new allocation", Scheduler, "_schedule",
       '            if rm.state != "Running":\n                continue\n', ""),
+    M("gang.other_task_group_replaced", "gang",
+      "001 'Scheduler logic changes' step 1: a real ask replaces a placeholder of its own "
+      "task group", gang, "try_replace",
+      ' or ph.task_group != ask.task_group:', ':'),
+    M("gang.larger_real_ask_swapped", "gang",
+      "YuniKorn (001 step 1): a placeholder smaller than its real ask is never swapped; it "
+      "is released with TIMEOUT", gang, "try_replace",
+      "        if not res.fits(ask.resource, ph.resource):", "        if False:"),
+    M("reservations.kept_after_node_shrank", "reservations",
+      "004 'Implementation' (reserve room against fragmentation): a reservation holds a "
+      "node that can take its ask; an update shrinking the node below the ask ends it",
+      nodes, "update_node", "        if node.reservation is not None:\n            app_id,",
+      "        if False:\n            app_id,"),
 )
 
 
@@ -404,24 +427,6 @@ STALLED: tuple[Mutant, ...] = (
 """Cores that never break a safety rule but leave work waiting forever where YuniKorn's
 rules say it must go on: only a liveness property catches them (the explorer finds them;
 the random checker can not)."""
-
-
-DIRECTED: tuple[Mutant, ...] = (
-    M("preemption.limit_held_preempts", "preemption",
-      "YuniKorn user and group limits: an ask over its user's or group's headroom is "
-      "skipped, never a reason to preempt", cycle, "try_leaf",
-      "                failed.add((app.id, ask.key))\n"
-      "                allocate.set_scheduling_state(p, ask, SS.SKIPPED, over)\n",
-      "                failed.add((app.id, ask.key))\n"
-      "                if ask.preempt_other and preemption.try_preempt(p, app, ask, False,\n"
-      "                                                                budget):\n"
-      "                    return PROGRESS\n"
-      "                allocate.set_scheduling_state(p, ask, SS.SKIPPED, over)\n"),
-)
-"""Cores the random checker catches, but later than the self-test's budget with its fixed
-seed (the state needs a user limit, a guarantee and a preempting ask together): a directed
-test drives the checker to the state instead (named in each one's test docstring:
-``tests/test_checker_preemption.py``)."""
 
 
 def _edited(mutant: Mutant) -> Callable[..., Any]:
@@ -452,7 +457,7 @@ def applied(mutant: Mutant) -> Iterator[None]:
 
 
 def by_name(name: str) -> Mutant:
-    for mutant in (*MUTANTS, *LITERAL, *STALLED, *DIRECTED):
+    for mutant in (*MUTANTS, *LITERAL, *STALLED):
         if mutant.name == name:
             return mutant
     raise KeyError(name)
