@@ -172,6 +172,22 @@ def _recovered_placeholder(rec: StepRecord) -> bool:
         [m for r in rec.of("update_node") for m in r.accepted])
 
 
+@goal("recovery.repeated_uuid_refused",
+      "A node registration that reported one recovered uuid twice was rejected.")
+def _repeated_uuid(rec: StepRecord) -> bool:
+    req = rec.step.request
+    if rec.step.call != "update_node":
+        return False
+    rejected = {r.node_id for resp in rec.of("update_node") for r in resp.rejected}
+    seen: set[str] = set()
+    for n in req.nodes:
+        uuids = [a.uuid for a in n.existing_allocations]
+        if n.node_id in rejected and (seen.intersection(uuids) or len(set(uuids)) < len(uuids)):
+            return True
+        seen.update(uuids)
+    return False
+
+
 @goal("reservation.honoured", "An ask reserved a node and was later allocated on it.")
 def _reservation_honoured(rec: StepRecord) -> bool:
     return bool(rec.state.get("honoured"))

@@ -395,6 +395,10 @@ MUTANTS: tuple[Mutant, ...] = (
       "YuniKorn (001 step 1): a placeholder smaller than its real ask is never swapped; it "
       "is released with TIMEOUT", gang, "try_replace",
       "        if not res.fits(ask.resource, ph.resource):", "        if False:"),
+    M("recovery.repeated_uuid_accepted", "recovery",
+      "002 'Allocation of resources': an allocation has one UUID; a registration that "
+      "recovers one twice is rejected (all or nothing)", nodes, "check_recovery",
+      "        if p.core.uuid_taken(a.uuid) or a.uuid in seen:", "        if False:"),
     M("reservations.kept_after_node_shrank", "reservations",
       "004 'Implementation' (reserve room against fragmentation): a reservation holds a "
       "node that can take its ask; an update shrinking the node below the ask ends it",

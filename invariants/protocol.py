@@ -47,14 +47,15 @@ ANSWERED = check(
 EXPECTED_REJECTION = check(
     "protocol.expected_rejection",
     "Requests the shim can tell are invalid are rejected: a node CREATE for a node that "
-    "exists or for a partition the configuration no longer has, an action on an unknown "
+    "exists or for a partition the configuration no longer has, or whose recovered "
+    "allocations repeat a uuid (or one the RM runs), an action on an unknown "
     "node, DRAIN_TO_SCHEDULABLE of a node that is not "
     "draining, an ask for an unknown or finished application, an ask for no resources; "
     "and nothing else the shim sent in that call is rejected without a reason.",
     f"{S} 'Schedulable nodes registration and updates' ('rejected if the node exist "
     "already', 'fail if the node doesn't exist', 'If node is not in draining state, error "
     "will be thrown'); 003 'ask add' (sanity check), 'node add' (node sanity check), "
-    "'Update and Remove partition'",
+    "'Update and Remove partition'; 002 'Allocation of resources' (one UUID an allocation)",
     "The core accepted a request the interface says it must refuse, so its state and the "
     "shim's diverge.",
 )

@@ -194,7 +194,7 @@ def begin_nodes(rv: RMView, call: Call, req: si.NodeRequest) -> None:
             # A partition the configuration no longer has (removed by a reload: it drains,
             # 003 'Update and Remove partition') takes no new node.
             if info.node_id in known or any(v > qty.INT64_MAX for v in total.values()) \
-                    or rv.config.partition(partition) is None:
+                    or rv.config.partition(partition) is None or _uuids_clash(rv, info):
                 call.must_reject_nodes.append(info.node_id)
             else:
                 totals[partition] = total
@@ -214,6 +214,13 @@ def begin_nodes(rv: RMView, call: Call, req: si.NodeRequest) -> None:
             for a in rv.allocs_on(info.node_id):
                 call.confirm_expected[a.uuid] += 1
                 call.gone[a.uuid] = rv.allocs.pop(a.uuid)
+
+
+def _uuids_clash(rv: RMView, info: si.NodeInfo) -> bool:
+    """A registration whose recovered allocations name no uuid, one uuid twice, or one the
+    RM already runs can not attach them all: ``002`` gives every allocation one uuid."""
+    uuids = [a.uuid for a in info.existing_allocations]
+    return any(not u or u in rv.allocs for u in uuids) or len(set(uuids)) != len(uuids)
 
 
 def end_nodes(m: Monitor, rv: RMView, call: Call, req: si.NodeRequest) -> None:
@@ -249,6 +256,12 @@ def _node_created(m: Monitor, rv: RMView, call: Call, info: si.NodeInfo) -> None
         info.occupied_resource.as_dict() if info.occupied_resource else {})
     core = m.core_partition(call.rm_id, partition)
     for msg in info.existing_allocations:
+        if msg.uuid in rv.allocs:
+            # An earlier node of the same request recovered it: this one had to be rejected.
+            m.report(P.EXPECTED_REJECTION, f"node {info.node_id}",
+                     f"registered although its allocation {msg.uuid} was already recovered "
+                     f"on node {rv.allocs[msg.uuid].node}")
+            continue
         ask = rv.asks.get((msg.application_id, msg.allocation_key))
         rv.allocs[msg.uuid] = AllocView(
             msg.uuid, msg.application_id, msg.allocation_key, info.node_id,

@@ -186,6 +186,9 @@ MAP: tuple[Entry, ...] = (
       ("protocol.allocation_fits_node", "capacity.node", "accounting.node")),
     E(S, "NodeInfo.existingAllocations", "Allocations on a registering node are recovered.",
       ("protocol.recovery", "shim.view_agrees")),
+    E(S, "Allocation of resources", "An allocation has one UUID: a registration that "
+      "recovers a UUID twice, or one already running, is rejected.",
+      ("protocol.expected_rejection", "recovery.repeated_uuid_refused")),
     E(S, "Feedback from Scheduler", "A rejected ask, application or node is told with a "
       "human-readable reason.", ("protocol.answered",)),
     E(S, "Scheduler plugin (Predicates)", "An allocation is made only on a node the RM's "

@@ -16,6 +16,7 @@ import pytest
 import invariants
 from invariants import runner
 from invariants.coverage import GOALS, Coverage, declared_edges
+from invariants.mutants import applied, by_name
 from invariants.registry import REGISTRY, Invariant, Violation
 from invariants.view import partitions
 from invariants.world import World
@@ -330,3 +331,41 @@ def test_goal_an_application_held_by_maxapplications_then_started() -> None:
                  Step("update_application", remove), Step.schedule()):
         assert world.run(step) == []
     assert coverage.goals["quota.held_app_started"] == 1
+
+
+def _registration_repeating(uuid_on_second: str) -> Step:
+    """Two nodes registered in one request; the second recovers ``uuid_on_second``."""
+    def alloc(uuid: str, node: str) -> si.Allocation:
+        return si.Allocation(allocation_key=f"k-{uuid}-{node}", application_id="a1",
+                             uuid=uuid, node_id=node, partition_name="default",
+                             resource_per_alloc=si.Resource.of(memory=10, vcore=1000))
+
+    return Step("update_node", si.NodeRequest(rm_id="rm", nodes=[
+        si.NodeInfo(node_id=node, action=si.NodeAction.CREATE,
+                    schedulable_resource=si.Resource.of(memory=100, vcore=10_000),
+                    existing_allocations=[alloc(uuid, node)])
+        for node, uuid in (("n2", "u-1"), ("n3", uuid_on_second))]))
+
+
+def test_a_uuid_recovered_twice_is_refused_and_a_core_that_takes_it_is_caught() -> None:
+    """``002`` 'Allocation of resources': one UUID an allocation. The shim's reading
+    (``protocol.expected_rejection``) expects the second node refused; the broken core
+    ``recovery.repeated_uuid_accepted`` takes it and is caught by that reading."""
+    world, coverage = _goal_world()
+    assert world.run(_app("a1", "root.open")) == []
+    assert world.run(_registration_repeating("u-2")) == []
+    assert coverage.goals["recovery.repeated_uuid_refused"] == 0
+
+    world, coverage = _goal_world()
+    assert world.run(_app("a1", "root.open")) == []
+    assert world.run(_registration_repeating("u-1")) == []
+    assert coverage.goals["recovery.repeated_uuid_refused"] == 1
+    rejected = [r for kind, msg in world.shim.observed if kind == "update_node"
+                for r in msg.rejected]
+    assert [r.node_id for r in rejected] == ["n3"] and "u-1" in rejected[0].reason
+
+    with applied(by_name("recovery.repeated_uuid_accepted")):
+        world, _ = _goal_world()
+        assert world.run(_app("a1", "root.open")) == []
+        found = world.run(_registration_repeating("u-1"))
+    assert "protocol.expected_rejection" in {v.invariant for v in found}

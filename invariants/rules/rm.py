@@ -38,20 +38,24 @@ def rm_restart(g: Gen) -> Iterator[Step]:
     registration = next(register(g))
     # Two resyncs in five send the asks first; read off the id counter, so the rule's random
     # stream stays what it was.
-    yield from resync(g.world, g.rm_id, registration, asks_first=g.next_id % 5 < 2)
+    yield from resync(g.world, g.rm_id, registration, asks_first=g.next_id % 5 < 2,
+                      duplicate=g.next_id % 7 == 3)
     if not _took(g, registration):
         g.factor = before
 
 
 def resync(world: World, rm_id: str, registration: Step,
-           asks_first: bool = False) -> Iterator[Step]:
+           asks_first: bool = False, duplicate: bool = False) -> Iterator[Step]:
     """An RM's recovery (``002`` "Scheduler restart/recovery"): register again, then send
     the applications it runs, its nodes with their allocations and its pending asks.
 
     Read between the steps: only the applications the core accepted again get
     their allocations and asks back. With ``asks_first`` the pending asks come
     before the nodes (the SI sets no order), so a recovered allocation meets the
-    pending ask it came from (an ask of several repeats, some running).
+    pending ask it came from (an ask of several repeats, some running). With
+    ``duplicate`` a buggy RM reports its first recovered allocation a second
+    time, on the next node (or the same one when it has a single node): the
+    core must reject the node that repeats the uuid.
     """
     rv = world.shim.rm(rm_id)
     if rv is None:
@@ -77,6 +81,8 @@ def resync(world: World, rm_id: str, registration: Step,
             else {},
             schedulable_resource=si.resource_from_dict(node.capacity),
             occupied_resource=si.resource_from_dict(node.occupied) if node.occupied else None))
+    if duplicate:
+        _report_twice(infos)
     resend = [si.AllocationAsk(
         allocation_key=k.key, application_id=k.app, resource_ask=si.resource_from_dict(
             k.resource), max_allocations=k.max_allocations, task_group_name=k.task_group,
@@ -89,6 +95,17 @@ def resync(world: World, rm_id: str, registration: Step,
         yield Step("update_node", request=si.NodeRequest(rm_id=rm_id, nodes=infos))
     if resend and not asks_first:
         yield Step("update_allocation", request=si.AllocationRequest(rm_id=rm_id, asks=resend))
+
+
+def _report_twice(infos: list[si.NodeInfo]) -> None:
+    first = next((i for i, n in enumerate(infos) if n.existing_allocations), None)
+    if first is None:
+        return
+    again = infos[first].existing_allocations[0]
+    at = first + 1 if first + 1 < len(infos) else first
+    twice = again if at == first else again.model_copy(update={"node_id": infos[at].node_id})
+    infos[at] = infos[at].model_copy(update={
+        "existing_allocations": [*infos[at].existing_allocations, twice]})
 
 
 @rule(0.5, undo=True)
