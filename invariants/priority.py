@@ -26,7 +26,7 @@ from statemachines.application import SCHEDULABLE
 from . import limits, model
 from . import quantities as qty
 from .registry import CheckContext, Violation, invariant
-from .scheduling import _may_start
+from .scheduling import _may_start, parked
 from .shim import REQUIRED_NODE
 from .view import Allocation, Application, Ask, PartitionState, Queue, partitions, rms
 
@@ -224,7 +224,7 @@ def _fitting_ask(ctx: CheckContext, p: PartitionState, part: model.PartitionMode
     passes = ctx.extra.get("predicate")
     group = ctx.extra.get("groups", {}).get((p.rm_id, app.id))
     for ask in app.asks.values():
-        if pending.get(ask.key, 0) <= 0 or ask.parked_on:
+        if pending.get(ask.key, 0) <= 0 or parked(ctx, ask):
             continue
         if not ask.placeholder and (gang_waiting or (ask.task_group and holds_placeholders)):
             continue

@@ -20,6 +20,7 @@ from .shim import REQUIRED_NODE
 from .view import Allocation, Application, Ask, PartitionState, Queue, partitions, rms
 
 PREEMPTED = si.TerminationType.PREEMPTED_BY_SCHEDULER
+REPLACED = si.TerminationType.PLACEHOLDER_REPLACED
 
 
 def _may_start(p: PartitionState, app: Application) -> bool:
@@ -67,6 +68,18 @@ def unconfirmed_victim(ctx: CheckContext, alloc: Allocation) -> bool:
     if victims is not None:
         return alloc.uuid in victims
     return alloc.state == "Releasing" and alloc.release_type == PREEMPTED.value
+
+
+def parked(ctx: CheckContext, ask: Ask) -> bool:
+    """Whether ``ask`` waits, parked, for the RM to confirm the placeholder it replaces
+    (``001`` step 3). The core names the placeholder; with a model shim that core's word
+    counts only if the shim holds that placeholder's PLACEHOLDER_REPLACED release, not
+    yet confirmed: a core that parks an ask on nothing the RM was told of leaves it
+    waiting forever, and the checks that excuse a parked ask must not hide that."""
+    if not ask.parked_on:
+        return False
+    replacing: set[str] | None = ctx.extra.get("replacing")
+    return replacing is None or ask.parked_on in replacing
 
 
 def _waits_for_victim(ctx: CheckContext, app: Application, ask: Ask) -> bool:
@@ -124,7 +137,7 @@ def _maximal(ctx: CheckContext) -> Iterator[Violation]:
                 gang_pending = bool(app.placeholder_ask) and any(
                     k.placeholder for k in app.pending_asks.values())
                 for ask in app.pending_asks.values():
-                    if ask.parked_on or (gang_pending and not ask.placeholder) \
+                    if parked(ctx, ask) or (gang_pending and not ask.placeholder) \
                             or _waits_for_victim(ctx, app, ask):
                         continue
                     path = app.queue.ancestry() if app.queue is not None else []

@@ -27,7 +27,7 @@ from .monitor import ModelShim, Predicate
 from .protocol import NO_EXCEPTION
 from .recorder import LifecycleRecorder
 from .registry import REGISTRY, CheckContext, Violation
-from .scheduling import PREEMPTED
+from .scheduling import PREEMPTED, REPLACED
 
 TT = si.TerminationType
 RESERVED = si.SchedulingState.RESERVED
@@ -152,6 +152,9 @@ class World:
                                   "preempting": {u for rv in self.shim.rms.values()
                                                  for u, a in rv.allocs.items()
                                                  if a.releasing == PREEMPTED},
+                                  "replacing": {u for rv in self.shim.rms.values()
+                                                for u, a in rv.allocs.items()
+                                                if a.releasing == REPLACED},
                                   "groups": {(rm, app_id): a.group
                                              for rm, rv in self.shim.rms.items()
                                              for app_id, a in rv.apps.items()}})

@@ -573,3 +573,23 @@ def test_check_all_uses_registered_checks(world: World, monkeypatch: pytest.Monk
     found = check_all(world.ctx())
     assert found == [Violation(name, "everything", "always broken")]
     assert results(world.ctx())[name] == found
+
+
+def test_a_parked_ask_is_excused_only_by_a_replacement_the_shim_was_sent(world: World) -> None:
+    """``scheduling.maximal`` takes the core's word that an ask is parked (``001`` step 3)
+    only while the model shim holds that placeholder's PLACEHOLDER_REPLACED release: a
+    core parking an ask on a placeholder the RM was never told of is judged like any ask
+    that fits a node."""
+    real = world.partition.apps["app-g"].asks["real2"]
+    assert real.parked_on and real.state == "Pending"
+    ctx = world.ctx()
+
+    def flagged() -> bool:
+        return any(v.subject.endswith("/app-g/real2")
+                   for v in REGISTRY["scheduling.maximal"].run(ctx))
+
+    assert not flagged()  # no shim record given: the core's word (a scenario test)
+    ctx.extra["replacing"] = {real.parked_on}
+    assert not flagged()
+    ctx.extra["replacing"] = set()
+    assert flagged()
