@@ -79,5 +79,6 @@ class Call:
     error: BaseException | None = None
     reserved_before: dict[tuple[str, str], str] = field(default_factory=dict)
     """The core's reservations when the call began: (application, ask) -> node."""
-    preemptions: list[tuple[str, str, str]] = field(default_factory=list)
-    """Asks that preempted in this call: (application, ask, required node or "")."""
+    preemptions: list[tuple[str, str, str, frozenset[str]]] = field(default_factory=list)
+    """Asks that preempted in this call: (application, ask, required node or "", the
+    victims' nodes)."""

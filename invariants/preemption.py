@@ -72,7 +72,8 @@ OUTCOME = P.check(
     "preemption.outcome",
     "After a general preemption's victims leave, the ask's leaf with the ask added is within "
     "its guarantee on every queue of its path; after the call the ask holds a reservation "
-    "on one node (for a required-node ask: its node).",
+    "on one node (for a required-node ask: its node), unless a required-node ask of its "
+    "victims' node took that node later in the same cycle.",
     f"{SOURCE}: law 4; checkPreemptionQueueGuarantees; the commit (reserve the node)",
     "Victims die but the ask can not use what they free, or nothing keeps their room "
     "for it.",
@@ -300,7 +301,8 @@ def judge(m: Monitor, rv: RMView, call: Call, victims: list[AllocView], message:
     if app is None:
         return
     subject = f"preemption for ask {ask.app}/{ask.key}"
-    call.preemptions.append((ask.app, ask.key, ask.required_node))
+    call.preemptions.append((ask.app, ask.key, ask.required_node,
+                             frozenset(v.node for v in victims)))
     if ask.preempted:
         m.report(TRIGGER, subject, "the ask already triggered a preemption")
     ask.preempted = True
@@ -440,18 +442,37 @@ def _judge_required(m: Monitor, rv: RMView, subject: str, ask: AskView,
 
 
 def reservations_made(m: Monitor, rv: RMView, call: Call) -> None:
-    """P8: after the call every ask that preempted holds one node (its own, if required)."""
+    """P8: after the call every ask that preempted holds one node (its own, if required).
+
+    A general preemption's reservation may be gone by the end of the call for one reason:
+    a required-node ask whose node it is came later in the same cycle, cancelled every
+    other reservation on that node and reserved it or was placed there (behaviour 2.6,
+    YuniKorn's ``TestRequiredNodeCancelNonDSReservations``)."""
     if not call.preemptions:
         return
     held = _reservations(m, rv.rm_id)
-    for app_id, key, required in call.preemptions:
+    for app_id, key, required, nodes in call.preemptions:
         node = held.get((app_id, key))
         subject = f"preemption for ask {app_id}/{key}"
-        if node is None:
+        if node is None and not (not required and _taken_by_required(rv, call, held, nodes)):
             m.report(OUTCOME, subject, "after the call the ask holds no reservation")
         elif required and node != required:
             m.report(OUTCOME, subject, f"the ask reserved {node}, not its required node "
                      f"{required}")
+
+
+def _taken_by_required(rv: RMView, call: Call, held: Mapping[tuple[str, str], str],
+                       nodes: frozenset[str]) -> bool:
+    """A required-node ask of one of ``nodes`` holds it now, or was placed on it in this
+    call (as the shim was told)."""
+    def required_on(app_id: str, key: str, node: str) -> bool:
+        ask = rv.asks.get((app_id, key))
+        return ask is not None and ask.required_node == node
+
+    return any(node in nodes and required_on(app_id, key, node)
+               for (app_id, key), node in held.items()) or any(
+        a.node_id in nodes and required_on(a.application_id, a.allocation_key, a.node_id)
+        for a in call.new)
 
 
 # ---------------------------------------------------------------- accounting

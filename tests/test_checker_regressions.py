@@ -13,6 +13,12 @@ the one the design asks for:
   required-node ask with another size; the update replaces the ask, and the new
   ask may preempt (YuniKorn keeps ``preemptionTriggered`` on the ask object);
   ``preemption.trigger`` treated it as the same ask preempting twice.
+- ``preemption-reservation-taken-by-required-node-ask``: an ask preempted and
+  reserved its victims' node; later in the same cycle a required-node ask of
+  that node cancelled every other reservation there and reserved it
+  (behaviour 2.6, YuniKorn's ``TestRequiredNodeCancelNonDSReservations``);
+  ``preemption.outcome`` (P8) required the first ask to still hold a
+  reservation at the end of the call.
 - ``priority-order-reservation-made-and-dropped``: a reservation made and
   cancelled inside one ``schedule()`` closed a node for part of the call;
   ``priority.order`` judged the call as if the node had been open throughout.
@@ -33,6 +39,7 @@ TRACES = sorted((Path(__file__).parent / "data" / "traces").glob("*.jsonl"))
 def test_the_regression_traces_are_there() -> None:
     assert [t.stem for t in TRACES] == [
         "maximal-real-ask-waits-for-preempted-placeholder",
+        "preemption-reservation-taken-by-required-node-ask",
         "preemption-updated-ask-preempts-again",
         "priority-order-reservation-made-and-dropped",
     ]

@@ -429,6 +429,9 @@ def preemption_story(g: Gen) -> Iterator[Step]:
     partition, user, groups, victim_leaf, ask_leaf = home
     ugi = si.UserGroupInformation(user=user, groups=list(groups))
     hog, late = g.new_id("app-"), g.new_id("app-")
+    refusal = _refusal_home(g, partition, user, groups, hog)
+    if refusal is not None:
+        victim_leaf, ask_leaf, within = refusal
     joined = new_node(g, partition, 60, 60 * CORE)
     node = joined.request.nodes[0].node_id
     size = g.rng.choice((5, 10, 20))
@@ -472,13 +475,17 @@ def preemption_story(g: Gen) -> Iterator[Step]:
     may_preempt = g.rng.random() < 0.9
     if filler is not None:
         required, priority, may_preempt = {}, 0, True
+        if refusal is not None:
+            # Within its own leaf's guarantee, or it may not preempt at all.
+            size, repeats = min(size, within), 1
     yield _send(g, _ask(g, late, g.new_id("ask-"), size, repeats, priority=priority,
                         preemption_policy=si.PreemptionPolicy(
                             allow_preempt_self=True, allow_preempt_other=may_preempt),
                         **required))
     yield Step.schedule()
     wait = g.rng.choice((2.0, 31.0, 61.0))
-    yield Step.advance(max(wait, 31.0) if filler is not None else wait)
+    yield Step.advance(max(wait, 31.0 if refusal is None else 91.0) if filler is not None
+                       else wait)
     if g.rng.random() < 0.2:
         # Room comes back before the cycle: the ask must take it, not preempt.
         yield new_node(g, partition, size, 4 * CORE)
@@ -524,6 +531,44 @@ def _preemption_home(g: Gen) -> tuple[str, str, tuple[str, ...], str, str] | Non
     homes = (fenced if draw < 0.25 else guarded if draw < 0.7 else asking if draw < 0.85
              else other) or guarded or asking or other
     return homes[g.rng.randrange(len(homes))] if homes else None
+
+
+def _refusal_home(g: Gen, partition: str, user: str, groups: tuple[str, ...],
+                  story: str) -> tuple[str, str, int] | None:
+    """For a third of the stories (by their id): two leaves where a refusal can happen at
+    all, or None. The victim's side has a memory guarantee and may lose tasks; the asking
+    side has a guarantee of its own below root and no user or application limits, shares
+    nothing with the victim's but root (the hog's usage then counts on no queue of the
+    asking path) and no fence keeps the victim out, in a partition with preemption on.
+    So the ask is within its guarantee, its victims are candidates, and only the victim
+    leaf's guarantee can refuse them (YuniKorn's law 2). The third item is the asking
+    side's smallest memory guarantee below root."""
+    if int(story.rsplit("-", 1)[-1]) % 3:
+        return None
+    pm = model.read(g.scenario.shape.text).partitions[partition]
+    if not pm.preemption:
+        return None
+    leaves = [p for p in pm.leaves() if model.may_submit(pm.chain(p), user, groups)]
+
+    def guarantee(chain: list[model.QueueModel]) -> int:
+        return min(((q.guaranteed or {}).get("memory") or 0 for q in chain
+                    if q.path != "root" and (q.guaranteed or {}).get("memory")), default=0)
+
+    pairs = []
+    for victim in leaves:
+        vchain = pm.chain(victim)
+        if disabled(vchain) or not guarantee(vchain):
+            continue
+        for ask in leaves:
+            achain = pm.chain(ask)
+            shared = {q.path for q in vchain} & {q.path for q in achain}
+            fence = next((q.path for q in achain if q.own.get(
+                "preemption.policy", "").lower() == "fence"), None)
+            if ask != victim and shared == {"root"} and guarantee(achain) \
+                    and (fence is None or victim.startswith(fence + ".")) \
+                    and not any(q.users or q.groups or q.max_applications for q in achain):
+                pairs.append((victim, ask, guarantee(achain)))
+    return pairs[g.rng.randrange(len(pairs))] if pairs else None
 
 
 def _refusal_filler(g: Gen, partition: str, user: str, groups: tuple[str, ...],
