@@ -200,8 +200,11 @@ class Scheduler:
         return rm.partitions.get(name or si.DEFAULT_PARTITION)
 
     def _uuid_taken(self, uuid: str) -> bool:
-        return any(uuid in p.allocations for rm in self._rms.values()
-                   for p in rm.partitions.values())
+        for rm in self._rms.values():
+            for p in rm.partitions.values():
+                if uuid in p.allocations:
+                    return True
+        return False
 
     def add_transition_observer(self, observer: Observer) -> Callable[[], None]:
         """See every lifecycle transition of this scheduler (for checkers and tracing)."""

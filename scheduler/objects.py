@@ -11,9 +11,9 @@ every flow that changes them.
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
+from collections.abc import Iterator
 from typing import Any, ClassVar
-
-from sortedcontainers import SortedDict
 
 import statemachines
 from statemachines import Lifecycle
@@ -113,6 +113,62 @@ class Ask:
 
     def __repr__(self) -> str:
         return f"Ask({self.app.id}/{self.key} {self.state} x{self.pending_repeats})"
+
+
+class PendingAsks:
+    """An application's pending asks by ``Ask.sort_key`` (priority high first, then
+    arrival), iterated in that order.
+
+    A dict and a plain list of its keys kept sorted with ``bisect``: an application
+    has a few asks to a few thousand, where a C memmove costs less than a
+    ``SortedDict``'s bookkeeping, and the cycle reads the list once per allocation.
+    """
+
+    __slots__ = ("_asks", "_keys")
+
+    def __init__(self) -> None:
+        self._asks: dict[tuple[int, int], Ask] = {}
+        self._keys: list[tuple[int, int]] = []
+
+    def __setitem__(self, key: tuple[int, int], ask: Ask) -> None:
+        if key not in self._asks:
+            insort(self._keys, key)
+        self._asks[key] = ask
+
+    def __delitem__(self, key: tuple[int, int]) -> None:
+        del self._asks[key]
+        del self._keys[bisect_left(self._keys, key)]
+
+    def pop(self, key: tuple[int, int], default: Ask | None = None) -> Ask | None:
+        if key not in self._asks:
+            return default
+        ask = self._asks[key]
+        del self[key]
+        return ask
+
+    def get(self, key: tuple[int, int], default: Ask | None = None) -> Ask | None:
+        return self._asks.get(key, default)
+
+    def first_key(self) -> tuple[int, int]:
+        """The key of the first pending ask (raises ``IndexError`` when there is none)."""
+        return self._keys[0]
+
+    def values(self) -> list[Ask]:
+        """The asks in order, as a new list (the caller may change the asks while reading)."""
+        asks = self._asks
+        return [asks[k] for k in self._keys]
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return iter(list(self._keys))
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._asks
+
+    def __repr__(self) -> str:
+        return f"PendingAsks({self.values()!r})"
 
 
 class Allocation:
@@ -281,7 +337,7 @@ class Application:
         self.gang_style = gang_style
         self.asks: dict[str, Ask] = {}
         # Pending asks in scheduling order (priority high first, then arrival).
-        self.pending_asks: Any = SortedDict()
+        self.pending_asks = PendingAsks()
         self.allocations: dict[str, Allocation] = {}
         self.allocated: Resource = {}
         self.placeholder_allocated: Resource = {}

@@ -165,15 +165,15 @@ def _allocation_message(
     resource = shared.get(size)
     if resource is None:
         resource = shared[size] = si.resource_from_dict(a.resource)
-    return si.Allocation.model_construct(  # every field, in declaration order: fast
-        allocation_key=a.ask_key,
-        allocation_tags=dict(a.tags),
-        uuid=a.uuid,
-        resource_per_alloc=resource,
-        priority=a.priority,
-        node_id=a.node.id,
-        application_id=a.app.id,
-        partition_name=a.app.partition_name,
-        task_group_name=a.task_group,
-        placeholder=a.placeholder,
-    )
+    return construct_exact(si.Allocation, {  # every field, in declaration order
+        "allocation_key": a.ask_key,
+        "allocation_tags": dict(a.tags),
+        "uuid": a.uuid,
+        "resource_per_alloc": resource,
+        "priority": a.priority,
+        "node_id": a.node.id,
+        "application_id": a.app.id,
+        "partition_name": a.app.partition_name,
+        "task_group_name": a.task_group,
+        "placeholder": a.placeholder,
+    })

@@ -69,8 +69,7 @@ class NodeCollection:
             self._order.add(node.sort_key)
 
     def _key(self, node: Node) -> tuple[float, str]:
-        used = res.sub(node.capacity, node.available)
-        score = res.weighted_usage(used, node.capacity, self.weights)
+        score = res.used_share(node.capacity, node.available, self.weights)
         return (-score if self._binpacking else score, node.id)
 
     def add(self, node: Node) -> None:

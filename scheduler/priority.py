@@ -73,8 +73,7 @@ def app_priority(app: Application) -> int:
     priority, highest first)."""
     if not app.pending_asks:
         return MIN_PRIORITY
-    key: tuple[int, int] = app.pending_asks.peekitem(0)[0]
-    return -key[0]
+    return -app.pending_asks.first_key()[0]
 
 
 def _contribute(counts: dict[int, int], old: int, new: int) -> None:

@@ -186,6 +186,23 @@ def weighted_usage(
     return num / den if den else 0.0
 
 
+def used_share(
+    capacity: ResourceView, available: ResourceView, weights: ResourceView | Mapping[str, float]
+) -> float:
+    """``weighted_usage(sub(capacity, available), capacity, weights)``, the same terms in
+    the same order (so the same float), without building the difference: a node's sort
+    score, computed at every allocation."""
+    num = 0.0
+    den = 0.0
+    for k, w in weights.items():
+        cap = capacity.get(k, 0)
+        if w <= 0 or cap <= 0:
+            continue
+        num += w * ((cap - available.get(k, 0)) / cap)
+        den += w
+    return num / den if den else 0.0
+
+
 class ShapeMemo:
     """Resources known to fail, kept as an antichain of the smallest ones.
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import EnumMeta
 from typing import Any, Protocol
 
 from transitions import Machine
-from transitions.core import Event
+from transitions.core import Event, State
 
 
 class Stateful(Protocol):
@@ -110,6 +111,15 @@ class _Machine(Machine):
     def __init__(self, lifecycle: Lifecycle, **kwargs: Any) -> None:
         self.lifecycle = lifecycle
         super().__init__(**kwargs)
+
+    def set_state(self, state: Any, model: Any = None) -> None:
+        """``Machine.set_state`` for the one foreign object ``Lifecycle.fire`` passes, without
+        the general path's normalising (a fire per ask and per allocation goes through here)."""
+        if model is None or not isinstance(state, State) \
+                or isinstance(model, (list, tuple, EnumMeta)):
+            super().set_state(state, model)
+            return
+        setattr(model, self.model_attribute, state.value)
 
 
 _global_observers: list[Observer] = []

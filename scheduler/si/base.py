@@ -60,13 +60,20 @@ _ConstructPlan = tuple[frozenset[str], tuple[tuple[str, Callable[[], Any] | None
 _CONSTRUCT_PLANS: dict[type[BaseModel], _ConstructPlan] = {}
 
 
+# BaseModel's slots, set through their descriptors: cheaper than ``object.__setattr__`` by
+# name, and the core builds thousands of messages per scheduling call this way.
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
 def _new(cls: type[_M], data: dict[str, Any], fields_set: set[str]) -> _M:
     """An instance holding ``data`` as is: what pydantic's ``model_construct`` ends with."""
     obj = cls.__new__(cls)
     _setattr(obj, "__dict__", data)
-    _setattr(obj, "__pydantic_fields_set__", fields_set)
-    _setattr(obj, "__pydantic_extra__", None)
-    _setattr(obj, "__pydantic_private__", None)
+    _set_fields_set(obj, fields_set)
+    _set_extra(obj, None)
+    _set_private(obj, None)
     return obj
 
 
