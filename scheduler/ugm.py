@@ -100,10 +100,15 @@ class Tracker:
     def add(self, who: Iterable[tuple[str, str]], paths: Sequence[str], r: Resource,
             sign: int) -> None:
         """Count (``sign`` 1) or uncount (-1) ``r`` for each of ``who`` on each path."""
+        used = self.used
         for key in who:
-            per_path = self.used.setdefault(key, {})
+            per_path = used.get(key)
+            if per_path is None:
+                per_path = used[key] = {}
             for path in paths:
-                usage = per_path.setdefault(path, {})
+                usage = per_path.get(path)
+                if usage is None:
+                    usage = per_path[path] = {}
                 if sign > 0:
                     res.add_into(usage, r)
                 else:
@@ -111,7 +116,7 @@ class Tracker:
                     if res.is_zero(usage):
                         del per_path[path]
             if not per_path:
-                del self.used[key]
+                del used[key]
 
     def count(self, who: Iterable[tuple[str, str]], paths: Sequence[str], delta: int) -> None:
         """One more (or one fewer) running application for each of ``who`` on each path."""
@@ -127,7 +132,9 @@ class Tracker:
                 del self.running[key]
 
     def usage(self, key: tuple[str, str], path: str) -> Resource:
-        return self.used.get(key, {}).get(path, {})
+        per_path = self.used.get(key)
+        usage = per_path.get(path) if per_path is not None else None
+        return usage if usage is not None else {}
 
     def apps(self, key: tuple[str, str], path: str) -> int:
         return self.running.get(key, {}).get(path, 0)

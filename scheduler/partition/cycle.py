@@ -116,7 +116,7 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
         # ask of the application is allocated ("ignored as a safety precaution").
         gang_pending = eligibility.gang_waiting(app)
         budget = [PREEMPTIONS_PER_LEAF]
-        for ask in list(app.pending_asks.values()):
+        for ask in app.pending_asks.values():
             if ask.parked_on or (app.id, ask.key) in failed:
                 continue
             if gang_pending and not ask.placeholder:
