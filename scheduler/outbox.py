@@ -20,7 +20,7 @@ from typing import Any
 from . import si
 from .callback import ResourceManagerCallback
 from .objects import Allocation
-from .si.base import construct_exact
+from .si.base import construct_all, construct_exact
 
 Message = tuple[Callable[..., Any], Any]
 """A callback method and the message to call it with."""
@@ -99,12 +99,11 @@ class RMOutbox:
                             application_id=app_id, allocation_key=key, state=state,
                             reason=reason)))
         if self.events:
-            out.append((callback.send_event, [
-                construct_exact(si.EventRecord, {
-                    "type": t, "object_id": o, "message": m, "timestamp_nano": ts,
-                    "event_change_type": c, "reference_id": ref})
+            out.append((callback.send_event, construct_all(si.EventRecord, (
+                {"type": t, "object_id": o, "message": m, "timestamp_nano": ts,
+                 "event_change_type": c, "reference_id": ref}
                 for t, o, ref, m, c, ts in self.events
-            ]))
+            ))))
         return out
 
 

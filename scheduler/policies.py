@@ -297,8 +297,10 @@ class AppOrder:
         key: tuple[Any, ...] | None = None
         if app is not None and app.pending_asks and not app.resting:
             if self._policy == "fair":
-                shares = res.shares(res.add(app.allocated, app.placeholder_allocated),
-                                    self._base)
+                used = app.allocated  # holds no zero entries, as add() would return
+                if app.placeholder_allocated:
+                    used = res.add(used, app.placeholder_allocated)
+                shares = res.shares(used, self._base)
                 key = ((-app.priority, shares, app.submit_seq, app_id, app) if self._first
                        else (shares, -app.priority, app.submit_seq, app_id, app))
             elif self._first:

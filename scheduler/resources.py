@@ -90,7 +90,10 @@ def fits_with(ask: ResourceView, used: ResourceView, limit: ResourceView) -> boo
 
 def within(used: ResourceView, limit: ResourceView) -> bool:
     """Whether ``used`` is at most ``limit`` for every type ``limit`` sets."""
-    return all(used.get(k, 0) <= v for k, v in limit.items())
+    for k, v in limit.items():
+        if used.get(k, 0) > v:
+            return False
+    return True
 
 
 def le(a: ResourceView, b: ResourceView) -> bool:
@@ -105,19 +108,32 @@ def equal(a: ResourceView, b: ResourceView) -> bool:
     return le(a, b) and le(b, a)
 
 
+# Plain loops rather than all()/any() over a generator: these run per allocation and per
+# ask, on maps of two or three types, where the generator costs more than the test.
+
+
 def is_zero(r: ResourceView) -> bool:
     """Whether every type is zero (or the map is empty)."""
-    return all(v == 0 for v in r.values())
+    for v in r.values():
+        if v != 0:
+            return False
+    return True
 
 
 def any_positive(r: ResourceView) -> bool:
     """Whether some type is strictly positive."""
-    return any(v > 0 for v in r.values())
+    for v in r.values():
+        if v > 0:
+            return True
+    return False
 
 
 def has_negative(r: ResourceView) -> bool:
     """Whether some type is negative (an accounting bug when it happens)."""
-    return any(v < 0 for v in r.values())
+    for v in r.values():
+        if v < 0:
+            return True
+    return False
 
 
 def total(items: Iterable[ResourceView]) -> Resource:
@@ -236,6 +252,11 @@ INT64_MAX = 2**63 - 1
 
 def overflow(base: ResourceView, extra: ResourceView) -> str:
     """The first resource (by name) whose ``base + extra`` would pass int64, or ``""``."""
+    for name, v in extra.items():
+        if base.get(name, 0) + v > INT64_MAX:
+            break
+    else:
+        return ""
     for name in sorted(extra):
         if base.get(name, 0) + extra[name] > INT64_MAX:
             return name
