@@ -191,23 +191,15 @@ def weighted_usage(
     (``nodesortpolicy.resourceweights``, default vcore 1.0 and memory 1.0):
     types with no capacity or no weight do not count.
     """
-    num = 0.0
-    den = 0.0
-    for k, w in weights.items():
-        cap = capacity.get(k, 0)
-        if w <= 0 or cap <= 0:
-            continue
-        num += w * (allocated.get(k, 0) / cap)
-        den += w
-    return num / den if den else 0.0
+    return used_share(capacity, sub(capacity, allocated), weights)
 
 
 def used_share(
     capacity: ResourceView, available: ResourceView, weights: ResourceView | Mapping[str, float]
 ) -> float:
-    """``weighted_usage(sub(capacity, available), capacity, weights)``, the same terms in
-    the same order (so the same float), without building the difference: a node's sort
-    score, computed at every allocation."""
+    """:func:`weighted_usage` of ``capacity - available`` without building the difference
+    (integers: ``cap - available`` is exactly the usage): a node's sort score, computed at
+    every allocation."""
     num = 0.0
     den = 0.0
     for k, w in weights.items():
