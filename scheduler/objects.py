@@ -11,7 +11,7 @@ every flow that changes them.
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import bisect_left
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -119,25 +119,33 @@ class PendingAsks:
     """An application's pending asks by ``Ask.sort_key`` (priority high first, then
     arrival), iterated in that order.
 
-    A dict and a plain list of its keys kept sorted with ``bisect``: an application
-    has a few asks to a few thousand, where a C memmove costs less than a
-    ``SortedDict``'s bookkeeping, and the cycle reads the list once per allocation.
+    A dict and two plain lists, the keys and the asks, kept sorted with ``bisect``:
+    an application has a few asks to a few thousand, where a C memmove costs less
+    than a ``SortedDict``'s bookkeeping, and the cycle reads the asks in order (a C
+    copy of a list) once per allocation.
     """
 
-    __slots__ = ("_asks", "_keys")
+    __slots__ = ("_asks", "_keys", "_order")
 
     def __init__(self) -> None:
         self._asks: dict[tuple[int, int], Ask] = {}
         self._keys: list[tuple[int, int]] = []
+        self._order: list[Ask] = []
 
     def __setitem__(self, key: tuple[int, int], ask: Ask) -> None:
-        if key not in self._asks:
-            insort(self._keys, key)
+        i = bisect_left(self._keys, key)
+        if key in self._asks:
+            self._order[i] = ask
+        else:
+            self._keys.insert(i, key)
+            self._order.insert(i, ask)
         self._asks[key] = ask
 
     def __delitem__(self, key: tuple[int, int]) -> None:
         del self._asks[key]
-        del self._keys[bisect_left(self._keys, key)]
+        i = bisect_left(self._keys, key)
+        del self._keys[i]
+        del self._order[i]
 
     def pop(self, key: tuple[int, int], default: Ask | None = None) -> Ask | None:
         if key not in self._asks:
@@ -155,11 +163,10 @@ class PendingAsks:
 
     def values(self) -> list[Ask]:
         """The asks in order, as a new list (the caller may change the asks while reading)."""
-        asks = self._asks
-        return [asks[k] for k in self._keys]
+        return self._order[:]
 
     def __iter__(self) -> Iterator[tuple[int, int]]:
-        return iter(list(self._keys))
+        return iter(self._keys[:])
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -168,7 +175,7 @@ class PendingAsks:
         return key in self._asks
 
     def __repr__(self) -> str:
-        return f"PendingAsks({self.values()!r})"
+        return f"PendingAsks({self._order!r})"
 
 
 class Allocation:

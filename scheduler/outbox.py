@@ -93,11 +93,11 @@ class RMOutbox:
             group.append(decision)
         if group:
             out.append(_response(callback, group))
-        for app_id, key, state, reason in self.scheduling:
-            out.append((callback.update_container_scheduling_state,
-                        si.UpdateContainerSchedulingStateRequest.model_construct(
-                            application_id=app_id, allocation_key=key, state=state,
-                            reason=reason)))
+        report = callback.update_container_scheduling_state
+        out.extend((report, request) for request in construct_all(
+            si.UpdateContainerSchedulingStateRequest,
+            ({"application_id": app_id, "allocation_key": key, "state": state, "reason": reason}
+             for app_id, key, state, reason in self.scheduling)))
         if self.events:
             out.append((callback.send_event, construct_all(si.EventRecord, (
                 {"type": t, "object_id": o, "message": m, "timestamp_nano": ts,

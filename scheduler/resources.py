@@ -267,4 +267,4 @@ def component_max(items: Iterable[ResourceView]) -> Resource:
 
 def to_str(r: ResourceView) -> str:
     """A stable human-readable form: ``{memory:10 vcore:1}``."""
-    return "{" + " ".join(f"{k}:{r[k]}" for k in sorted(r)) + "}"
+    return "{" + " ".join([f"{k}:{r[k]}" for k in sorted(r)]) + "}"

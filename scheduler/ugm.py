@@ -148,6 +148,10 @@ class Tracker:
             yield name, self.usage(key, path), self.apps(key, path)
 
 
+_NO_USE: Resource = {}
+"""Read only: the usage of a user or group that uses nothing on a queue."""
+
+
 def limits_of(queue: LimitedQueue, kind: str, name: str) -> Limit | None:
     """The limit ``name`` (a user, or a tracked group) has on ``queue``."""
     if queue.limits is None:
@@ -159,13 +163,21 @@ def limits_of(queue: LimitedQueue, kind: str, name: str) -> Limit | None:
 
 def over_limit(tracker: Tracker, who: Sequence[tuple[str, str]],
                path: Sequence[LimitedQueue], ask: Resource) -> str:
-    """Why one more ``ask`` would take a user or group past a ``maxresources`` ("" if not)."""
+    """Why one more ``ask`` would take a user or group past a ``maxresources`` ("" if not).
+
+    Asked before every allocation while any queue sets limits: the limit and the usage
+    are looked up inline (``limits_of``, ``Tracker.usage``)."""
+    used_by = tracker.used
     for queue in path:
+        limits = queue.limits
+        if limits is None:
+            continue
         for key in who:
-            limit = limits_of(queue, *key)
+            limit = limits.for_user(key[1]) if key[0] == USER else limits.groups.get(key[1])
             if limit is None or not limit.max_resources:
                 continue
-            used = tracker.usage(key, queue.path)
+            per_path = used_by.get(key)
+            used = per_path.get(queue.path, _NO_USE) if per_path is not None else _NO_USE
             if not res.fits_with(ask, used, limit.max_resources):
                 return (f"{key[0]} {key[1]} would exceed its limit on {queue.path} "
                         f"(uses {res.to_str(used)} of {res.to_str(limit.max_resources)})")

@@ -90,7 +90,7 @@ def try_allocate(p: PartitionState, queue: Queue) -> int:
     if queue.is_leaf:
         return try_leaf(p, queue)
     for child in policies.ordered_children(queue):
-        step = try_allocate(p, child)
+        step = try_leaf(p, child) if child.is_leaf else try_allocate(p, child)
         if step != NOTHING:
             return step
     return NOTHING
