@@ -493,8 +493,9 @@ class Queue:
         self.name = name
         self.parent = parent
         self.path: str = name if parent is None else f"{parent.path}.{name}"
-        # The paths of this queue and its parents up to root (usage is tracked on each).
-        self.chain: tuple[str, ...] = (self.path, *(parent.chain if parent else ()))
+        # This queue and its parents up to root (usage is tracked on each): fixed, as a
+        # queue never changes parent, and read on every allocation.
+        self.chain: tuple[Queue, ...] = (self, *(parent.chain if parent else ()))
         self.is_leaf = is_leaf
         # False for a queue a placement rule created: no quota of its own,
         # untouched by configuration updates, removed once empty.
@@ -537,14 +538,9 @@ class Queue:
     def event_id(self) -> str:
         return self.path
 
-    def ancestry(self) -> list[Queue]:
+    def ancestry(self) -> tuple[Queue, ...]:
         """This queue and its parents up to root."""
-        out: list[Queue] = []
-        q: Queue | None = self
-        while q is not None:
-            out.append(q)
-            q = q.parent
-        return out
+        return self.chain
 
     def __repr__(self) -> str:
         return f"Queue({self.path} {self.state})"

@@ -97,37 +97,38 @@ class Tracker:
     used: dict[tuple[str, str], dict[str, Resource]] = field(default_factory=dict)
     running: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
 
-    def add(self, who: Iterable[tuple[str, str]], paths: Sequence[str], r: Resource,
+    def add(self, who: Iterable[tuple[str, str]], path: Sequence[LimitedQueue], r: Resource,
             sign: int) -> None:
-        """Count (``sign`` 1) or uncount (-1) ``r`` for each of ``who`` on each path."""
+        """Count (``sign`` 1) or uncount (-1) ``r`` for each of ``who`` on each queue."""
         used = self.used
         for key in who:
             per_path = used.get(key)
             if per_path is None:
                 per_path = used[key] = {}
-            for path in paths:
-                usage = per_path.get(path)
+            for queue in path:
+                usage = per_path.get(queue.path)
                 if usage is None:
-                    usage = per_path[path] = {}
+                    usage = per_path[queue.path] = {}
                 if sign > 0:
                     res.add_into(usage, r)
                 else:
                     res.sub_from(usage, r)
                     if res.is_zero(usage):
-                        del per_path[path]
+                        del per_path[queue.path]
             if not per_path:
                 del used[key]
 
-    def count(self, who: Iterable[tuple[str, str]], paths: Sequence[str], delta: int) -> None:
-        """One more (or one fewer) running application for each of ``who`` on each path."""
+    def count(self, who: Iterable[tuple[str, str]], path: Sequence[LimitedQueue],
+              delta: int) -> None:
+        """One more (or one fewer) running application for each of ``who`` on each queue."""
         for key in who:
             per_path = self.running.setdefault(key, {})
-            for path in paths:
-                n = per_path.get(path, 0) + delta
+            for queue in path:
+                n = per_path.get(queue.path, 0) + delta
                 if n:
-                    per_path[path] = n
+                    per_path[queue.path] = n
                 else:
-                    per_path.pop(path, None)
+                    per_path.pop(queue.path, None)
             if not per_path:
                 del self.running[key]
 
