@@ -87,7 +87,8 @@ class NodeCollection:
         """Re-position one node after its usage changed: O(log n)."""
         if node.id not in self._nodes:
             return
-        key = self._key(node)
+        score = res.used_share(node.capacity, node.available, self.weights)
+        key = (-score if self._binpacking else score, node.id)
         if key != node.sort_key:
             self._order.remove(node.sort_key)
             node.sort_key = key
@@ -100,9 +101,7 @@ class NodeCollection:
         return len(self._nodes)
 
     def __iter__(self) -> Iterator[Node]:
-        nodes = self._nodes
-        for _score, node_id in self._order:
-            yield nodes[node_id]
+        return map(self._nodes.__getitem__, map(_LAST, self._order))
 
 
 # -- queues and applications -------------------------------------------------------------
