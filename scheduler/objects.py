@@ -157,9 +157,9 @@ class PendingAsks:
     def get(self, key: tuple[int, int], default: Ask | None = None) -> Ask | None:
         return self._asks.get(key, default)
 
-    def first_key(self) -> tuple[int, int]:
-        """The key of the first pending ask (raises ``IndexError`` when there is none)."""
-        return self._keys[0]
+    def first_key(self) -> tuple[int, int] | None:
+        """The key of the first pending ask, None when there is none."""
+        return self._keys[0] if self._keys else None
 
     def values(self) -> list[Ask]:
         """The asks in order, as a new list (the caller may change the asks while reading)."""
