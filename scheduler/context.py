@@ -65,32 +65,45 @@ def transition_sentence(obj: Any, lifecycle: str, trigger: str, source: str, des
     return f"{describe(obj, lifecycle, reference_id)} {dest.lower()}{where}: {why}"
 
 
-_TAILS: dict[tuple[str, str, str, str], str] = {}
+_TEXTS: dict[tuple[type, str, str], tuple[str, bool, str]] = {}
 
 
 def transition_message(obj: Any, lifecycle: str, trigger: str, source: str, dest: str,
                        reference_id: str = "", why: str = "") -> str:
     """The event text of a transition: its sentence and ``(source -> dest)``. Everything
-    after the object's name depends on the edge alone unless the caller says why (or an
-    application is accepted into a queue), so it is built once per edge."""
+    but the object's name depends on the kind of object and the edge alone unless the
+    caller says why (or an application is accepted into a queue), so it is built once
+    per class and edge (``source`` and ``trigger`` name the edge: a lifecycle declares one
+    ``dest`` for them)."""
     if why or (lifecycle == "application" and dest == "Accepted"):
         text = transition_sentence(obj, lifecycle, trigger, source, dest, reference_id, why)
         return f"{text} ({source} -> {dest})"
-    key = (lifecycle, trigger, source, dest)
-    tail = _TAILS.get(key)
-    if tail is None:
+    key = (type(obj), trigger, source)
+    parts = _TEXTS.get(key)
+    if parts is None:
+        noun = getattr(obj, "EVENT_NOUN", lifecycle)
         sentence = transition_sentence(obj, lifecycle, trigger, source, dest)
-        tail = _TAILS[key] = sentence[len(describe(obj, lifecycle)):] + f" ({source} -> {dest})"
-    return describe(obj, lifecycle, reference_id) + tail
+        tail = sentence[len(describe(obj, lifecycle)):] + f" ({source} -> {dest})"
+        parts = _TEXTS[key] = (f"{noun} ", noun in _OF_APPLICATION, tail)
+    prefix, of, tail = parts
+    if of and reference_id:
+        return f"{prefix}{obj.event_id} of application {reference_id}{tail}"
+    return f"{prefix}{obj.event_id}{tail}"
+
+
+_OF_APPLICATION = ("ask", "allocation")
+"""The nouns whose name is followed by their application's."""
 
 
 def describe(obj: Any, lifecycle: str, reference_id: str = "") -> str:
     """The object as a reader names it: ``queue root.a``, ``ask k of application app-1``."""
     noun = getattr(obj, "EVENT_NOUN", lifecycle)
-    of = f" of application {reference_id}" if reference_id and noun in ("ask", "allocation") \
-        else ""
-    return f"{noun} {obj.event_id}{of}"
+    if reference_id and noun in _OF_APPLICATION:
+        return f"{noun} {obj.event_id} of application {reference_id}"
+    return f"{noun} {obj.event_id}"
 
+
+_SET = si.EventChangeType.SET
 
 TimerOwner = tuple[str, str]
 """``(rm id, partition name)``: where a due timer is handed for processing."""
@@ -196,16 +209,18 @@ class CoreContext:
         lc = obj.LIFECYCLE
         source = obj.state
         dest: str = lc.fire(obj, trigger)
-        kind = EVENT_TYPES.get(lc.name) if self.emit_events else None
-        if kind is not None:
-            self.outbox(rm_id).events.append((
-                kind,
-                obj.event_id,
-                reference_id,
-                transition_message(obj, lc.name, trigger, source, dest, reference_id, why),
-                si.EventChangeType.SET,
-                int(self.clock.now() * 1e9),
-            ))
+        if self.emit_events:
+            kind = EVENT_TYPES.get(lc.name)
+            if kind is not None:
+                box = self.outboxes.get(rm_id) or self.outbox(rm_id)
+                box.events.append((
+                    kind,
+                    obj.event_id,
+                    reference_id,
+                    transition_message(obj, lc.name, trigger, source, dest, reference_id, why),
+                    _SET,
+                    int(self.clock.now() * 1e9),
+                ))
         if self.observers:
             record = TransitionRecord(lc.name, obj, trigger, source, dest)
             for observer in self.observers:

@@ -20,7 +20,7 @@ from typing import Any
 from . import si
 from .callback import ResourceManagerCallback
 from .objects import Allocation
-from .si.base import construct_exact
+from .si.base import construct_all
 
 Message = tuple[Callable[..., Any], Any]
 """A callback method and the message to call it with."""
@@ -93,18 +93,17 @@ class RMOutbox:
             group.append(decision)
         if group:
             out.append(_response(callback, group))
-        for app_id, key, state, reason in self.scheduling:
-            out.append((callback.update_container_scheduling_state,
-                        si.UpdateContainerSchedulingStateRequest.model_construct(
-                            application_id=app_id, allocation_key=key, state=state,
-                            reason=reason)))
+        report = callback.update_container_scheduling_state
+        out.extend((report, request) for request in construct_all(
+            si.UpdateContainerSchedulingStateRequest,
+            ({"application_id": app_id, "allocation_key": key, "state": state, "reason": reason}
+             for app_id, key, state, reason in self.scheduling)))
         if self.events:
-            out.append((callback.send_event, [
-                construct_exact(si.EventRecord, {
-                    "type": t, "object_id": o, "message": m, "timestamp_nano": ts,
-                    "event_change_type": c, "reference_id": ref})
+            out.append((callback.send_event, construct_all(si.EventRecord, (
+                {"type": t, "object_id": o, "message": m, "timestamp_nano": ts,
+                 "event_change_type": c, "reference_id": ref}
                 for t, o, ref, m, c, ts in self.events
-            ]))
+            ))))
         return out
 
 
@@ -122,10 +121,8 @@ def _response(callback: ResourceManagerCallback, group: list[tuple[int, Any]]) -
                       for n, r in by.get(NODE_REJECTED, ())],
         ))
     if kind == 1:
-        # Allocations of equal size share one resource message (read-only for the shim).
-        shared: dict[tuple[tuple[str, int], ...], si.Resource] = {}
         return (callback.update_allocation, si.AllocationResponse.model_construct(
-            new=[_allocation_message(a, shared) for a in by.get(ALLOC_NEW, ())],
+            new=_allocation_messages(by.get(ALLOC_NEW, [])),
             released=[
                 si.AllocationRelease.model_construct(
                     partition_name=p, application_id=app, uuid=u, allocation_key=k,
@@ -158,22 +155,31 @@ def _response(callback: ResourceManagerCallback, group: list[tuple[int, Any]]) -
     ))
 
 
-def _allocation_message(
-    a: Allocation, shared: dict[tuple[tuple[str, int], ...], si.Resource]
-) -> si.Allocation:
-    size = tuple(a.resource.items())
-    resource = shared.get(size)
-    if resource is None:
-        resource = shared[size] = si.resource_from_dict(a.resource)
-    return si.Allocation.model_construct(  # every field, in declaration order: fast
-        allocation_key=a.ask_key,
-        allocation_tags=dict(a.tags),
-        uuid=a.uuid,
-        resource_per_alloc=resource,
-        priority=a.priority,
-        node_id=a.node.id,
-        application_id=a.app.id,
-        partition_name=a.app.partition_name,
-        task_group_name=a.task_group,
-        placeholder=a.placeholder,
-    )
+def _allocation_messages(allocs: list[Allocation]) -> list[si.Allocation]:
+    """The allocations' messages; allocations of equal size share one resource message
+    (read-only for the shim), looked up by content once per run of one ask's repeats
+    (they share the ask's resource map)."""
+    shared: dict[tuple[tuple[str, int], ...], si.Resource] = {}
+    last: object = None
+    resource: si.Resource | None = None
+    rows: list[dict[str, Any]] = []
+    for a in allocs:
+        if a.resource is not last:
+            last = a.resource
+            size = tuple(a.resource.items())
+            found = shared.get(size)
+            resource = found if found is not None else \
+                shared.setdefault(size, si.resource_from_dict(a.resource))
+        rows.append({  # every field, in declaration order
+            "allocation_key": a.ask_key,
+            "allocation_tags": dict(a.tags),
+            "uuid": a.uuid,
+            "resource_per_alloc": resource,
+            "priority": a.priority,
+            "node_id": a.node.id,
+            "application_id": a.app.id,
+            "partition_name": a.app.partition_name,
+            "task_group_name": a.task_group,
+            "placeholder": a.placeholder,
+        })
+    return construct_all(si.Allocation, rows)

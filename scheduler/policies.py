@@ -69,8 +69,7 @@ class NodeCollection:
             self._order.add(node.sort_key)
 
     def _key(self, node: Node) -> tuple[float, str]:
-        used = res.sub(node.capacity, node.available)
-        score = res.weighted_usage(used, node.capacity, self.weights)
+        score = res.used_share(node.capacity, node.available, self.weights)
         return (-score if self._binpacking else score, node.id)
 
     def add(self, node: Node) -> None:
@@ -88,7 +87,8 @@ class NodeCollection:
         """Re-position one node after its usage changed: O(log n)."""
         if node.id not in self._nodes:
             return
-        key = self._key(node)
+        score = res.used_share(node.capacity, node.available, self.weights)
+        key = (-score if self._binpacking else score, node.id)
         if key != node.sort_key:
             self._order.remove(node.sort_key)
             node.sort_key = key
@@ -101,9 +101,7 @@ class NodeCollection:
         return len(self._nodes)
 
     def __iter__(self) -> Iterator[Node]:
-        nodes = self._nodes
-        for _score, node_id in self._order:
-            yield nodes[node_id]
+        return map(self._nodes.__getitem__, map(_LAST, self._order))
 
 
 # -- queues and applications -------------------------------------------------------------
@@ -298,8 +296,10 @@ class AppOrder:
         key: tuple[Any, ...] | None = None
         if app is not None and app.pending_asks and not app.resting:
             if self._policy == "fair":
-                shares = res.shares(res.add(app.allocated, app.placeholder_allocated),
-                                    self._base)
+                used = app.allocated  # holds no zero entries, as add() would return
+                if app.placeholder_allocated:
+                    used = res.add(used, app.placeholder_allocated)
+                shares = res.shares(used, self._base)
                 key = ((-app.priority, shares, app.submit_seq, app_id, app) if self._first
                        else (shares, -app.priority, app.submit_seq, app_id, app))
             elif self._first:

@@ -71,10 +71,8 @@ def by_policy(raw: int, offset: int, fence: bool) -> int:
 def app_priority(app: Application) -> int:
     """The highest priority among the application's pending asks (they are kept sorted by
     priority, highest first)."""
-    if not app.pending_asks:
-        return MIN_PRIORITY
-    key: tuple[int, int] = app.pending_asks.peekitem(0)[0]
-    return -key[0]
+    key = app.pending_asks.first_key()
+    return MIN_PRIORITY if key is None else -key[0]
 
 
 def _contribute(counts: dict[int, int], old: int, new: int) -> None:

@@ -90,7 +90,10 @@ def fits_with(ask: ResourceView, used: ResourceView, limit: ResourceView) -> boo
 
 def within(used: ResourceView, limit: ResourceView) -> bool:
     """Whether ``used`` is at most ``limit`` for every type ``limit`` sets."""
-    return all(used.get(k, 0) <= v for k, v in limit.items())
+    for k, v in limit.items():
+        if used.get(k, 0) > v:
+            return False
+    return True
 
 
 def le(a: ResourceView, b: ResourceView) -> bool:
@@ -105,19 +108,32 @@ def equal(a: ResourceView, b: ResourceView) -> bool:
     return le(a, b) and le(b, a)
 
 
+# Plain loops rather than all()/any() over a generator: these run per allocation and per
+# ask, on maps of two or three types, where the generator costs more than the test.
+
+
 def is_zero(r: ResourceView) -> bool:
     """Whether every type is zero (or the map is empty)."""
-    return all(v == 0 for v in r.values())
+    for v in r.values():
+        if v != 0:
+            return False
+    return True
 
 
 def any_positive(r: ResourceView) -> bool:
     """Whether some type is strictly positive."""
-    return any(v > 0 for v in r.values())
+    for v in r.values():
+        if v > 0:
+            return True
+    return False
 
 
 def has_negative(r: ResourceView) -> bool:
     """Whether some type is negative (an accounting bug when it happens)."""
-    return any(v < 0 for v in r.values())
+    for v in r.values():
+        if v < 0:
+            return True
+    return False
 
 
 def total(items: Iterable[ResourceView]) -> Resource:
@@ -175,13 +191,22 @@ def weighted_usage(
     (``nodesortpolicy.resourceweights``, default vcore 1.0 and memory 1.0):
     types with no capacity or no weight do not count.
     """
+    return used_share(capacity, sub(capacity, allocated), weights)
+
+
+def used_share(
+    capacity: ResourceView, available: ResourceView, weights: ResourceView | Mapping[str, float]
+) -> float:
+    """:func:`weighted_usage` of ``capacity - available`` without building the difference
+    (integers: ``cap - available`` is exactly the usage): a node's sort score, computed at
+    every allocation."""
     num = 0.0
     den = 0.0
     for k, w in weights.items():
         cap = capacity.get(k, 0)
         if w <= 0 or cap <= 0:
             continue
-        num += w * (allocated.get(k, 0) / cap)
+        num += w * ((cap - available.get(k, 0)) / cap)
         den += w
     return num / den if den else 0.0
 
@@ -219,6 +244,11 @@ INT64_MAX = 2**63 - 1
 
 def overflow(base: ResourceView, extra: ResourceView) -> str:
     """The first resource (by name) whose ``base + extra`` would pass int64, or ``""``."""
+    for name, v in extra.items():
+        if base.get(name, 0) + v > INT64_MAX:
+            break
+    else:
+        return ""
     for name in sorted(extra):
         if base.get(name, 0) + extra[name] > INT64_MAX:
             return name
@@ -237,4 +267,4 @@ def component_max(items: Iterable[ResourceView]) -> Resource:
 
 def to_str(r: ResourceView) -> str:
     """A stable human-readable form: ``{memory:10 vcore:1}``."""
-    return "{" + " ".join(f"{k}:{r[k]}" for k in sorted(r)) + "}"
+    return "{" + " ".join([f"{k}:{r[k]}" for k in sorted(r)]) + "}"

@@ -97,37 +97,45 @@ class Tracker:
     used: dict[tuple[str, str], dict[str, Resource]] = field(default_factory=dict)
     running: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
 
-    def add(self, who: Iterable[tuple[str, str]], paths: Sequence[str], r: Resource,
+    def add(self, who: Iterable[tuple[str, str]], path: Sequence[LimitedQueue], r: Resource,
             sign: int) -> None:
-        """Count (``sign`` 1) or uncount (-1) ``r`` for each of ``who`` on each path."""
+        """Count (``sign`` 1) or uncount (-1) ``r`` for each of ``who`` on each queue."""
+        used = self.used
         for key in who:
-            per_path = self.used.setdefault(key, {})
-            for path in paths:
-                usage = per_path.setdefault(path, {})
+            per_path = used.get(key)
+            if per_path is None:
+                per_path = used[key] = {}
+            for queue in path:
+                usage = per_path.get(queue.path)
+                if usage is None:
+                    usage = per_path[queue.path] = {}
                 if sign > 0:
                     res.add_into(usage, r)
                 else:
                     res.sub_from(usage, r)
                     if res.is_zero(usage):
-                        del per_path[path]
+                        del per_path[queue.path]
             if not per_path:
-                del self.used[key]
+                del used[key]
 
-    def count(self, who: Iterable[tuple[str, str]], paths: Sequence[str], delta: int) -> None:
-        """One more (or one fewer) running application for each of ``who`` on each path."""
+    def count(self, who: Iterable[tuple[str, str]], path: Sequence[LimitedQueue],
+              delta: int) -> None:
+        """One more (or one fewer) running application for each of ``who`` on each queue."""
         for key in who:
             per_path = self.running.setdefault(key, {})
-            for path in paths:
-                n = per_path.get(path, 0) + delta
+            for queue in path:
+                n = per_path.get(queue.path, 0) + delta
                 if n:
-                    per_path[path] = n
+                    per_path[queue.path] = n
                 else:
-                    per_path.pop(path, None)
+                    per_path.pop(queue.path, None)
             if not per_path:
                 del self.running[key]
 
     def usage(self, key: tuple[str, str], path: str) -> Resource:
-        return self.used.get(key, {}).get(path, {})
+        per_path = self.used.get(key)
+        usage = per_path.get(path) if per_path is not None else None
+        return usage if usage is not None else {}
 
     def apps(self, key: tuple[str, str], path: str) -> int:
         return self.running.get(key, {}).get(path, 0)
@@ -141,6 +149,10 @@ class Tracker:
             yield name, self.usage(key, path), self.apps(key, path)
 
 
+_NO_USE: Resource = {}
+"""Read only: the usage of a user or group that uses nothing on a queue."""
+
+
 def limits_of(queue: LimitedQueue, kind: str, name: str) -> Limit | None:
     """The limit ``name`` (a user, or a tracked group) has on ``queue``."""
     if queue.limits is None:
@@ -152,13 +164,21 @@ def limits_of(queue: LimitedQueue, kind: str, name: str) -> Limit | None:
 
 def over_limit(tracker: Tracker, who: Sequence[tuple[str, str]],
                path: Sequence[LimitedQueue], ask: Resource) -> str:
-    """Why one more ``ask`` would take a user or group past a ``maxresources`` ("" if not)."""
+    """Why one more ``ask`` would take a user or group past a ``maxresources`` ("" if not).
+
+    Asked before every allocation while any queue sets limits: the limit and the usage
+    are looked up inline (``limits_of``, ``Tracker.usage``)."""
+    used_by = tracker.used
     for queue in path:
+        limits = queue.limits
+        if limits is None:
+            continue
         for key in who:
-            limit = limits_of(queue, *key)
+            limit = limits.for_user(key[1]) if key[0] == USER else limits.groups.get(key[1])
             if limit is None or not limit.max_resources:
                 continue
-            used = tracker.usage(key, queue.path)
+            per_path = used_by.get(key)
+            used = per_path.get(queue.path, _NO_USE) if per_path is not None else _NO_USE
             if not res.fits_with(ask, used, limit.max_resources):
                 return (f"{key[0]} {key[1]} would exceed its limit on {queue.path} "
                         f"(uses {res.to_str(used)} of {res.to_str(limit.max_resources)})")

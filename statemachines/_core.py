@@ -111,6 +111,12 @@ class _Machine(Machine):
         self.lifecycle = lifecycle
         super().__init__(**kwargs)
 
+    def put(self, model: Any, value: Any) -> None:
+        """``Machine.set_state(state, model)`` for one object, given ``state.value``: what
+        ``Lifecycle.fire`` calls (once per ask and per allocation), without set_state's
+        normalising of its arguments."""
+        setattr(model, self.model_attribute, value)
+
 
 _global_observers: list[Observer] = []
 
@@ -190,7 +196,7 @@ class Lifecycle:
             send_event=False,
         )
         self._events = {trigger: self.machine.events[trigger] for trigger in self.triggers}
-        self._targets = {name: self.machine.get_state(name) for name in self.states}
+        self._targets = {name: self.machine.get_state(name).value for name in self.states}
 
     def _validate(self) -> None:
         if len(self.state_specs) != len(self.states):
@@ -237,7 +243,7 @@ class Lifecycle:
         new state is returned.
 
         The edge is looked up in the table compiled from the declaration and the
-        shared machine sets the state (``Machine.set_state``). Going through
+        shared machine sets the state (what ``Machine.set_state`` does). Going through
         ``Event.trigger`` instead would do the same thing, since no lifecycle
         declares conditions or callbacks, at ten times the cost: it was a fifth
         of the scheduling cycle (``docs/performance.md``). ``tests/test_statemachines.py``
@@ -249,7 +255,7 @@ class Lifecycle:
             if trigger not in self._events:
                 raise UnknownTrigger(self.name, trigger, source, self.allowed(source))
             raise InvalidTransition(self.name, trigger, source, self.allowed(source))
-        self.machine.set_state(self._targets[dest], obj)
+        self.machine.put(obj, self._targets[dest])
         if observer is not None or _global_observers:
             record = TransitionRecord(self.name, obj, trigger, source, dest)
             if observer is not None:

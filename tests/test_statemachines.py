@@ -101,8 +101,9 @@ def test_the_machine_itself_refuses_an_undeclared_edge_with_invalid_transition(n
 
 @pytest.mark.parametrize("name", list(LIFECYCLES))
 def test_the_machine_declares_no_callbacks_so_fire_may_set_the_state_directly(name: str) -> None:
-    """``Lifecycle.fire`` looks the edge up and calls ``Machine.set_state``; that equals
-    ``Event.trigger`` only while no condition, callback or enter/exit hook is declared."""
+    """``Lifecycle.fire`` looks the edge up and sets the state as ``Machine.set_state``
+    does; that equals ``Event.trigger`` only while no condition, callback or enter/exit
+    hook is declared."""
     m = LIFECYCLES[name].machine
     for hook in ("before_state_change", "after_state_change", "prepare_event",
                  "finalize_event", "on_exception"):

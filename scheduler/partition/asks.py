@@ -45,10 +45,13 @@ def add_ask(p: PartitionState, msg: si.AllocationAsk) -> None:
         reason = (f"executionTimeoutMilliSeconds {msg.execution_timeout_milli_seconds} is "
                   "negative")
     if not reason and app is not None:
-        pending_now = res.multiply(existing.resource, existing.pending_repeats) \
-            if existing is not None else {}
         wanted = res.multiply(resource, max(0, msg.max_allocations - allocated_before))
-        over = res.overflow(res.sub(p.root.pending, pending_now), wanted)
+        # What the ask replaces only lowers the total: without an overflow over the whole
+        # pending total there is none, and the exact sum is only needed near the limit.
+        over = res.overflow(p.root.pending, wanted)
+        if over and existing is not None:
+            over = res.overflow(res.sub(p.root.pending, res.multiply(
+                existing.resource, existing.pending_repeats)), wanted)
         if over:
             reason = (f"the ask's {over} would take the pending total of partition {p.name} "
                       "past the int64 limit")

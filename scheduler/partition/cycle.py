@@ -90,7 +90,7 @@ def try_allocate(p: PartitionState, queue: Queue) -> int:
     if queue.is_leaf:
         return try_leaf(p, queue)
     for child in policies.ordered_children(queue):
-        step = try_allocate(p, child)
+        step = try_leaf(p, child) if child.is_leaf else try_allocate(p, child)
         if step != NOTHING:
             return step
     return NOTHING
@@ -116,7 +116,7 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
         # ask of the application is allocated ("ignored as a safety precaution").
         gang_pending = eligibility.gang_waiting(app)
         budget = [PREEMPTIONS_PER_LEAF]
-        for ask in list(app.pending_asks.values()):
+        for ask in app.pending_asks.values():
             if ask.parked_on or (app.id, ask.key) in failed:
                 continue
             if gang_pending and not ask.placeholder:

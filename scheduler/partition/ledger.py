@@ -70,7 +70,9 @@ def add_pending(app: Application, ask: Ask) -> None:
     app.asks[ask.key] = ask
     was_pending, old_priority = bool(app.pending_asks), app.priority
     app.pending_asks[ask.sort_key] = ask
-    delta = res.multiply(ask.resource, ask.pending_repeats)
+    # One repeat adds the ask's own resource (adding a zero entry changes nothing).
+    repeats = ask.pending_repeats
+    delta = ask.resource if repeats == 1 else res.multiply(ask.resource, repeats)
     res.add_into(app.pending, delta)
     for q in app.queue.ancestry() if app.queue else ():
         if not q.pending:
