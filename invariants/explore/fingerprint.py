@@ -105,7 +105,7 @@ capped, while the ask may still preempt: :meth:`_Canon._preemption_ages`);
 without the name; ``keys`` the keys of a mapping; ``str`` the text of a
 configuration object; ``skip`` a back reference, a token (timers carry
 liveness instead), a name the record is already filed under, or a value
-derived from fields that are read (a queue's chain of paths, its
+derived from fields that are read (a queue's chain of ancestors, its
 applications and children in policy order, an application's limit keys).
 """
 

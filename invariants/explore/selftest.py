@@ -31,6 +31,24 @@ BEYOND_SCOPES: dict[str, str] = {
     "preemption.required_higher_priority": "no scope sends a required-node ask",
     "preemption.required_takes_required": "no scope sends a required-node ask",
     "preemption.while_it_fits": "the hog's room is all or none while the late ask waits",
+    "preemption.limit_held_preempts": "the preemption scope has no user or group limit",
+    "gang.other_task_group_replaced": "the gang scope's application has one task group",
+    "gang.timeout_from_last_placeholder": "not reached within the gang scopes' depths: "
+                                          "two placeholders placed at different times, "
+                                          "then the timeout",
+    "apps.completed_id_blocks_resubmission": "no scope submits a completed application's "
+                                             "id again",
+    "acl.adminacl_ignored": "no scope's configuration has an admin ACL",
+    "queues.draining_queue_accepts_apps": "no scope reloads the configuration",
+    "queues.removed_while_holding_apps": "no scope reloads the configuration",
+    "queues.configured_again_stays_draining": "no scope reloads the configuration",
+    "partitions.removed_partition_takes_nodes": "no scope reloads the configuration",
+    "nodes.reserved_allocation_skips_predicates": "no scope registers a predicates "
+                                                  "callback",
+    "recovery.pending_ask_not_consumed": "not reached within the scopes' depths: a restart "
+                                         "with an ask of several repeats, some running",
+    "reservations.kept_after_node_shrank": "no scope shrinks a node",
+    "recovery.repeated_uuid_accepted": "no scope's resync repeats a uuid",
 }
 """Broken cores whose bug needs something no scope's alphabet has, and why: the random
 checker's self-test finds them (``docs/checker.md``); here a miss is reported, not failed."""
