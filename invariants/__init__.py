@@ -10,7 +10,7 @@ after every step.
 
 from __future__ import annotations
 
-from . import accounting, gang, lifecycle, preemption, priority, scheduling
+from . import accounting, gang, lifecycle, order, preemption, priority, scheduling
 from .recorder import LifecycleRecorder
 from .registry import REGISTRY, CheckContext, Invariant, Violation, check_all, results
 
@@ -24,6 +24,7 @@ __all__ = [
     "check_all",
     "gang",
     "lifecycle",
+    "order",
     "preemption",
     "priority",
     "results",

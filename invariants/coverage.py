@@ -241,6 +241,24 @@ def _fence_decided(rec: StepRecord) -> bool:
     return bool(rec.state.get("fence_decided"))
 
 
+@goal("sorting.fair_decided", "A cycle served one application of a fair leaf while another "
+      "of the same leaf and priority waited with an ask no larger: the usage order decided.")
+def _fair_decided(rec: StepRecord) -> bool:
+    return bool(rec.state.get("fair_decided"))
+
+
+@goal("sorting.stateaware_held", "After a cycle, an Accepted application of a stateaware leaf "
+      "waited with a pending ask while another application of the leaf was starting.")
+def _stateaware_held(rec: StepRecord) -> bool:
+    return bool(rec.state.get("stateaware_held"))
+
+
+@goal("sorting.binpacking_decided", "A binpacking partition placed a pod on one node while "
+      "another schedulable node had room for it: the node order decided.")
+def _binpacking_decided(rec: StepRecord) -> bool:
+    return bool(rec.state.get("binpacking_decided"))
+
+
 @goal("preemption.completed", "A general preemption completed: victims released "
       "PREEMPTED_BY_SCHEDULER, confirmed, and the ask that preempted allocated.")
 def _preempted(rec: StepRecord) -> bool:

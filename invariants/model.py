@@ -104,6 +104,10 @@ class PartitionModel:
     rules: Sequence[PlacementRuleConfig]
     preemption: bool = True
     """``preemption.enabled``: on unless the configuration says ``false``."""
+    node_policy: str = "fair"
+    """``nodesortpolicy.type``: ``fair`` or ``binpacking``."""
+    node_weights: Mapping[str, float] = field(default_factory=dict)
+    """``nodesortpolicy.resourceweights`` as written (empty: the defaults)."""
 
     def leaves(self) -> list[str]:
         return [p for p, q in self.queues.items() if q.leaf]
@@ -167,7 +171,8 @@ def _partition(p: PartitionConfig) -> PartitionModel:
 
     walk(p.queues[0], None)
     return PartitionModel(p.name, queues, list(p.placementrules),
-                          bool(p.preemption.enabled))
+                          bool(p.preemption.enabled), p.nodesortpolicy.type or "fair",
+                          dict(p.nodesortpolicy.resourceweights))
 
 
 def path_prefixes(path: str) -> list[str]:

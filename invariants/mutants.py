@@ -211,6 +211,35 @@ MUTANTS: tuple[Mutant, ...] = (
       "YuniKorn sortApplications: with application.sort.priority enabled, a leaf's "
       "applications go by priority first, then by the policy",
       policies.AppOrder, "_set", "elif self._first:", "elif False:"),
+    M("sorting.fifo_newest_first", "sorting",
+      "004 'Implementation', YuniKorn's fifo: a leaf's applications go by submission time, "
+      "oldest first", policies.AppOrder, "_set",
+      "key = (-app.priority, app.submit_time, app_id, app)",
+      "key = (-app.priority, -app.submit_time, app_id, app)"),
+    M("sorting.fair_apps_ignore_usage", "sorting",
+      "004 'Implementation': a fair leaf sorts its applications by their resource usage",
+      policies.AppOrder, "_set", "shares = res.shares(used, self._base)", "shares = []"),
+    M("sorting.queues_ignore_usage", "sorting",
+      "004 'Implementation': a parent sorts its children by their resource usage (shares "
+      "of their guarantee)", policies.ChildOrder, "_set",
+      "shares = res.shares(child.allocated, child.guaranteed or _NONE)", "shares = []"),
+    M("sorting.stateaware_admits_all", "sorting",
+      "001 'Handling queue with a FAIR sort policy': a stateaware leaf starts one "
+      "application at a time", policies.AppOrder, "walk",
+      'if policy != "stateaware":', "if True:"),
+    M("sorting.asks_newest_first", "sorting",
+      "YuniKorn: an application's asks go by priority, then arrival (oldest first)",
+      cycle, "try_leaf",
+      "budget = [PREEMPTIONS_PER_LEAF]\n        for ask in app.pending_asks.values():",
+      "budget = [PREEMPTIONS_PER_LEAF]\n"
+      "        for ask in reversed(list(app.pending_asks.values())):"),
+    M("nodes.binpacking_ignored", "sorting",
+      "004 'Implementation': the partition's nodesortpolicy orders the nodes (binpacking: "
+      "the most used first)", policies.NodeCollection, "set_policy",
+      'self._binpacking = self.policy == "binpacking"', "self._binpacking = False"),
+    M("nodes.order_not_updated", "sorting",
+      "004 'Implementation': nodes are sorted by their current usage", policies.NodeCollection,
+      "update", "if key != node.sort_key:", "if False:"),
     M("priority.queues_tie_break_only", "priority",
       "YuniKorn sortQueue: with application.sort.priority enabled, a parent's children go by "
       "priority first, then by their usage share",

@@ -28,7 +28,7 @@ from . import quantities as qty
 from .registry import CheckContext, Violation, invariant
 from .scheduling import _may_start, parked
 from .shim import REQUIRED_NODE
-from .view import Allocation, Application, Ask, PartitionState, Queue, partitions, rms
+from .view import Allocation, Application, Ask, Node, PartitionState, Queue, partitions, rms
 
 MIN, MAX = -(2**31), 2**31 - 1
 SOURCE = ("YuniKorn priority scheduling (priority_scheduling.md; objects/queue.go "
@@ -126,7 +126,8 @@ def _root(part: model.PartitionModel | None) -> Mapping[str, str]:
     return root.properties if root is not None else {}
 
 
-def _sorts(p: PartitionState, part: model.PartitionModel | None, queue: Queue) -> bool:
+def sorts_by_priority(p: PartitionState, part: model.PartitionModel | None, queue: Queue) -> bool:
+    """Whether ``queue`` orders its applications or children by priority first."""
     s = settings(part, queue) if queue.parent is not None else Settings({}, _root(part))
     return s is not None and s.sort
 
@@ -212,18 +213,27 @@ def _fitting_ask(ctx: CheckContext, p: PartitionState, part: model.PartitionMode
                  before: Before, app: Application,
                  reserved: Mapping[str, tuple[str, str]]) -> Ask | None:
     """A pending ask of ``app`` the cycle could have placed just before the allocation."""
+    return next(fitting_asks(ctx, p, part, before, app, reserved), None)
+
+
+def fitting_asks(ctx: CheckContext, p: PartitionState, part: model.PartitionModel | None,
+                 before: Before, app: Application, reserved: Mapping[str, tuple[str, str]],
+                 offered: bool = False) -> Iterator[Ask]:
+    """The pending asks of ``app`` the cycle could have placed just before the allocation
+    (in the application's order of asks: priority, then arrival); ``offered`` when its
+    leaf's policy certainly offered it resources (it got the allocation judged)."""
     if app.state not in SCHEDULABLE or not _may_start(p, app) or app.queue is None:
-        return None
-    if app.queue.sort_policy == "stateaware" and app.state != "Completing" and not any(
+        return
+    if not offered and app.queue.sort_policy == "stateaware" and app.state != "Completing" \
+            and not any(
             uuid not in before.later for uuid in app.allocations):
-        return None  # stateaware may have offered it nothing: not judged
+        return  # stateaware may have offered it nothing: not judged
     pending = before.pending.get(app.id, {})
     gang_waiting = bool(app.placeholder_ask) and any(
         k.placeholder and pending.get(k.key, 0) > 0 for k in app.asks.values())
     holds_placeholders = any(x.placeholder for x in app.allocations.values())
-    passes = ctx.extra.get("predicate")
     group = ctx.extra.get("groups", {}).get((p.rm_id, app.id))
-    for ask in app.asks.values():
+    for ask in sorted(app.asks.values(), key=lambda k: (-k.priority, k.seq)):
         if pending.get(ask.key, 0) <= 0 or parked(ctx, ask):
             continue
         if not ask.placeholder and (gang_waiting or (ask.task_group and holds_placeholders)):
@@ -234,25 +244,34 @@ def _fitting_ask(ctx: CheckContext, p: PartitionState, part: model.PartitionMode
             continue
         if limits.held_back(part, before.used, before.running, app, ask.resource, group):
             continue
-        required = ask.tags.get(REQUIRED_NODE, "")
-        for node in p.nodes.values():
-            if node.state != "Schedulable" or (required and node.id != required):
-                continue
-            if any(r is not None and r != (app.id, ask.key)
-                   for r in (node.reservation, reserved.get(node.id))):
-                continue
-            if p.predicates is not None and (passes is None or not passes(ask.key, node.id)):
-                continue
-            if qty.fits(ask.resource, before.free[node.id]):
-                return ask
-    return None
+        if next(open_nodes(ctx, p, before, app, ask, reserved), None) is not None:
+            yield ask
 
 
-def _below(queue: Queue) -> Iterator[Application]:
+def open_nodes(ctx: CheckContext, p: PartitionState, before: Before, app: Application,
+               ask: Ask, reserved: Mapping[str, tuple[str, str]]) -> Iterator[Node]:
+    """The schedulable nodes whose free room just before the allocation held ``ask``, not
+    reserved for another ask, that the shim's predicates (if any) accept."""
+    passes = ctx.extra.get("predicate")
+    required = ask.tags.get(REQUIRED_NODE, "")
+    for node in p.nodes.values():
+        if node.state != "Schedulable" or (required and node.id != required):
+            continue
+        if any(r is not None and r != (app.id, ask.key)
+               for r in (node.reservation, reserved.get(node.id))):
+            continue
+        if p.predicates is not None and (passes is None or not passes(ask.key, node.id)):
+            continue
+        if qty.fits(ask.resource, before.free[node.id]):
+            yield node
+
+
+def below(queue: Queue) -> Iterator[Application]:
+    """Every application of the subtree below ``queue``."""
     if queue.is_leaf:
         yield from queue.apps.values()
     for child in queue.children.values():
-        yield from _below(child)
+        yield from below(child)
 
 
 @invariant(
@@ -269,6 +288,19 @@ def _below(queue: Queue) -> Iterator[Application]:
     needs=("after_schedule",),
 )
 def _order(ctx: CheckContext) -> Iterator[Violation]:
+    for p, part, before, values, x, reserved in judged(ctx):
+        yield from _judge(ctx, p, part, before, values, x, reserved)
+
+
+Judged = tuple[PartitionState, model.PartitionModel | None, Before, Mapping[str, int],
+               Allocation, Mapping[str, tuple[str, str]]]
+
+
+def judged(ctx: CheckContext) -> Iterator[Judged]:
+    """Each allocation of the ``schedule()`` call the order checks can judge, with the
+    partition as it was just before it: not one placed on a node reserved for it at the
+    start of the call, nothing in a call whose reservations changed in ways the state
+    after it does not show, nothing where a queue's settings are unknown."""
     made: Sequence[str] = ctx.extra.get("allocated", ())
     start: Mapping[tuple[str, str], Mapping[tuple[str, str], str]] = \
         ctx.extra.get("reserved_before", {})
@@ -300,7 +332,7 @@ def _order(ctx: CheckContext) -> Iterator[Violation]:
             values = queue_values(p, part, before.apps)
             if values is None:
                 continue
-            yield from _judge(ctx, p, part, before, values, x, reserved)
+            yield p, part, before, values, x, reserved
 
 
 def _judge(ctx: CheckContext, p: PartitionState, part: model.PartitionModel | None,
@@ -310,7 +342,7 @@ def _judge(ctx: CheckContext, p: PartitionState, part: model.PartitionModel | No
     leaf = app.queue
     assert leaf is not None
     mine = before.apps[app.id]
-    if _sorts(p, part, leaf):
+    if sorts_by_priority(p, part, leaf):
         for other in leaf.apps.values():
             if other is app or before.apps.get(other.id, MIN) <= mine:
                 continue
@@ -324,11 +356,11 @@ def _judge(ctx: CheckContext, p: PartitionState, part: model.PartitionModel | No
     child = leaf
     while child.parent is not None:
         parent = child.parent
-        if _sorts(p, part, parent):
+        if sorts_by_priority(p, part, parent):
             for sibling in parent.children.values():
                 if sibling is child or values.get(sibling.path, MIN) <= values[child.path]:
                     continue
-                for other in _below(sibling):
+                for other in below(sibling):
                     ask = _fitting_ask(ctx, p, part, before, other, reserved)
                     if ask is not None:
                         yield Violation(

@@ -43,6 +43,13 @@ MAP: tuple[Entry, ...] = (
       ("gang.admission", "protocol.admission")),
     E(G, "Handling queue with a FAIR sort policy", "A gang submitted to a queue that sorts "
       "applications fair is rejected.", ("gang.admission", "protocol.admission")),
+    E(G, "Handling queue with a FAIR sort policy", "A stateaware queue processes one New "
+      "application at a time: one not yet started is offered resources only while no other "
+      "application of the queue is starting, and only the first of them in fifo order.",
+      ("scheduling.order", "sorting.stateaware_held"),
+      "The seed names FIFO and StateAware alike; like YuniKorn only stateaware holds the "
+      "others back (docs/design-notes.md 'Scheduling'). An application that may have started "
+      "in the cycle (it runs now, its first allocation made in it) is not judged."),
     E(G, "Scheduling in queues with a quota set", "Scheduling of a gang should not start "
       "until the queue has room for its whole placeholderAsk.", (),
       "Not implemented, like YuniKorn: placeholders are placed one by one as room allows "
@@ -227,7 +234,15 @@ MAP: tuple[Entry, ...] = (
     # -- 004 overall design -------------------------------------------------------
     E(D, "Implementation", "Sort queues, applications and nodes; skip requests that can not "
       "be satisfied and find the next.", ("scheduling.maximal", "quota.skipped"),
-      "The order itself is checked by scenario tests (tests/test_scenario_scheduling.py)."),
+      "What the order is, is the entry below."),
+    E(D, "Implementation", "Queues and applications are sorted by their resource usage, "
+      "nodes by the partition's policy: each allocation goes to the first queue, "
+      "application, ask and node in that order that can take it.",
+      ("scheduling.order", "nodes.order", "sorting.fair_decided", "sorting.binpacking_decided"),
+      "The policies' keys are YuniKorn's (docs/design-notes.md 'Scheduling'). Judged against "
+      "the state rebuilt from after the cycle; where that is uncertain (reservations made or "
+      "dropped in the cycle, queues the configuration no longer has) the core's choice is "
+      "taken as right, and an order that priority alone decided is priority.order's."),
     E(D, "Implementation", "A request that fits an empty node and its queue's quota is "
       "eventually allocated (or rejected with a reason): nothing waits forever.",
       ("liveness.asks_served", "scheduling.maximal")),
@@ -294,7 +309,7 @@ MAP: tuple[Entry, ...] = (
       "Judged against the state rebuilt from after the cycle; where that is uncertain "
       "(reservations made or dropped in the cycle, applications that started in it, "
       "stateaware's choice) the core's choice is taken as right. With priority sorting "
-      "disabled only the policy's order is checked (scheduling.maximal)."),
+      "disabled priority only breaks the policy's ties (scheduling.order)."),
     # -- YuniKorn's preemption (the seeds name only its SI fields; docs/design-notes.md) ----
     E(Y, "Preemption, laws 1, 4 and when it is attempted", "A general preemption is started "
       "once per ask, only for an ask with allowPreemptOther, in a partition with "

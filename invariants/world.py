@@ -222,6 +222,8 @@ class World:
                 record.state["held_ask_allocated"] = True
         if step.call == "schedule" and len(new) > 1 and self._fence_decided(new):
             record.state["fence_decided"] = True
+        if step.call == "schedule":
+            record.state.update(dict.fromkeys(self._order_decided(new), True))
         if step.call == "schedule" and not any(
                 r.termination_type == PREEMPTED for r in record.released()) \
                 and self._refused_for_guarantee():
@@ -291,6 +293,48 @@ class World:
                        for side in sides):
                     return True
         return False
+
+    def _order_decided(self, new: list[si.Allocation]) -> list[str]:
+        """Which sort policies chose between contenders in this cycle (read from the shim's
+        view after it): a fair leaf served one application while another of the same
+        leaf and priority waited with an ask no larger (``fair_decided``); a stateaware
+        leaf kept an Accepted application waiting with a pending ask while another one was
+        starting (``stateaware_held``); a binpacking partition placed a pod on one node while
+        another schedulable node had room for it (``binpacking_decided``)."""
+        out: list[str] = []
+        for rv in self.shim.rms.values():
+            if rv.paused or rv.stopped:
+                continue
+            pending = [k for k in rv.asks.values() if k.allocated < k.max_allocations]
+            for a in new:
+                app = rv.apps.get(a.application_id)
+                part = rv.config.partition(app.partition) if app is not None else None
+                leaf = part.queues.get(app.path) if app is not None and part is not None else None
+                if app is None or part is None:
+                    continue
+                size = a.resource_per_alloc.as_dict()
+                if leaf is not None and leaf.sort_policy == "fair" and any(
+                        k.app != app.id and k.priority == a.priority and qty.fits(k.resource, size)
+                        and (other := rv.apps.get(k.app)) is not None and other.path == app.path
+                        for k in pending):
+                    out.append("fair_decided")
+                if part.node_policy == "binpacking" and any(
+                        n.id != a.node_id and n.partition == app.partition
+                        and n.state == "Schedulable" and qty.fits(size, rv.free(n.id))
+                        for n in rv.nodes.values()):
+                    out.append("binpacking_decided")
+            for app in rv.apps.values():
+                part = rv.config.partition(app.partition)
+                leaf = part.queues.get(app.path) if part is not None else None
+                if leaf is None or leaf.sort_policy != "stateaware" or app.state != "Accepted":
+                    continue
+                holds = {x.app for x in rv.allocs.values()}
+                if app.id not in holds and any(k.app == app.id for k in pending) and any(
+                        o.id != app.id and o.path == app.path and o.state == "Accepted"
+                        and o.id in holds for o in rv.apps.values()):
+                    out.append("stateaware_held")
+                    break
+        return out
 
     def _on_transition(self, rec: TransitionRecord) -> None:
         self._transitions.append(rec)

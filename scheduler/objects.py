@@ -482,6 +482,7 @@ class Queue:
         "priority_offset",
         "priority_sort",
         "properties",
+        "resting",
         "running_apps",
         "sort_policy",
         "state",
@@ -533,6 +534,9 @@ class Queue:
         # scheduling steps (``policies.AppOrder``, ``ChildOrder``): caches, built at first use.
         self.app_order: Any = None
         self.child_order: Any = None
+        # Nothing below it can be placed again in this scheduling call: out of its parent's
+        # order until the call ends or room comes back (``PartitionState.rest_queue``).
+        self.resting = False
 
     @property
     def event_id(self) -> str:

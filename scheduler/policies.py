@@ -210,7 +210,7 @@ class ChildOrder:
 
     def _set(self, path: str, child: Queue | None) -> None:
         key: tuple[Any, ...] | None = None
-        if child is not None and child.pending:
+        if child is not None and child.pending and not child.resting:
             shares = res.shares(child.allocated, child.guaranteed or _NONE)
             key = ((-child.priority, shares, path, child) if self._sort
                    else (shares, -child.priority, path, child))

@@ -258,6 +258,29 @@ def _priority_passed_over(w: World) -> str:
     return f"allocation default/{alloc.uuid}"
 
 
+def _order_passed_over(w: World) -> str:
+    """app-1's allocation on the node app-2 reserves is read as made in the last cycle:
+    root.b (nothing used) sorts before root.a, and app-2's ask fitted that node then."""
+    p = w.partition
+    node = p.reservations[("app-2", "big")]
+    alloc = next(a for a in p.apps["app-1"].allocations.values() if a.node is node)
+    w.notes["allocated"] = [alloc.uuid]
+    return f"allocation default/{alloc.uuid}"
+
+
+def _node_order_passed_over(w: World) -> str:
+    """app-h's placeholder on n1 is read as just made, while n2, grown tenfold and no longer
+    reserved, was far less used: fair node sorting puts n2 first."""
+    p = w.partition
+    n2 = p.nodes["n2"]
+    n2.capacity = {"memory": 1000, "vcore": 100}
+    n2.reservation = None
+    del p.reservations[("app-2", "big")]
+    alloc = w.alloc("app-h", lambda a: a.node.id == "n1")
+    w.notes["allocated"] = [alloc.uuid]
+    return f"allocation default/{alloc.uuid}"
+
+
 def _node_lost_allocation(w: World) -> str:
     node = w.partition.nodes["n1"]
     uuid = sorted(node.allocations)[0]
@@ -416,6 +439,8 @@ CORRUPTIONS: dict[str, list[Corruption]] = {
     "limits.accounting": [_user_usage, _user_running],
     "priority.cached": [_app_priority_stale, _queue_priority_stale],
     "priority.order": [_priority_passed_over],
+    "scheduling.order": [_order_passed_over],
+    "nodes.order": [_node_order_passed_over],
     "preemption.accounting": [_queue_preempting],
 }
 
@@ -488,10 +513,10 @@ def test_check_all_reports_every_invariant_at_once(world: World) -> None:
         corrupt(world)
     found = check_all(world.ctx())
     names = {v.invariant for v in found}
-    # priority.order judges a cycle rebuilt from the state: the other corruptions (a node
-    # grown, a reservation moved) make that rebuild uncertain, and it then judges nothing;
-    # its own corruption test shows it firing.
-    wanted = set(REGISTRY) - {"priority.order"}
+    # The order checks judge a cycle rebuilt from the state: the other corruptions (a node
+    # grown, a reservation moved) make that rebuild uncertain, and they then judge nothing;
+    # their own corruption tests show them firing.
+    wanted = set(REGISTRY) - {"priority.order", "scheduling.order", "nodes.order"}
     assert names == wanted, f"missing: {sorted(wanted - names)}"
     # Registry order: every violation of an earlier invariant comes first.
     order = list(REGISTRY)

@@ -92,7 +92,7 @@ FIELDS: dict[str, dict[str, str]] = {
         "path": "v", "pending": "v", "preempting": "v", "preemption_delay": "v",
         "preemption_policy": "v", "priority": "v", "priority_counts": "v",
         "priority_fence": "v", "priority_offset": "v", "priority_sort": "v",
-        "properties": "v", "running_apps": "v",
+        "properties": "v", "resting": "skip", "running_apps": "v",
         "sort_policy": "v", "state": "v", "submitacl": "str",
     },
 }

@@ -45,7 +45,8 @@ def add_ask(p: PartitionState, msg: si.AllocationAsk) -> None:
         reason = (f"executionTimeoutMilliSeconds {msg.execution_timeout_milli_seconds} is "
                   "negative")
     if not reason and app is not None:
-        wanted = res.multiply(resource, max(0, msg.max_allocations - allocated_before))
+        repeats = max(0, msg.max_allocations - allocated_before)
+        wanted = resource if repeats == 1 else res.multiply(resource, repeats)
         # What the ask replaces only lowers the total: without an overflow over the whole
         # pending total there is none, and the exact sum is only needed near the limit.
         over = res.overflow(p.root.pending, wanted)

@@ -93,6 +93,7 @@ def try_allocate(p: PartitionState, queue: Queue) -> int:
         step = try_leaf(p, child) if child.is_leaf else try_allocate(p, child)
         if step != NOTHING:
             return step
+        p.rest_queue(child)
     return NOTHING
 
 

@@ -67,6 +67,7 @@ class PartitionState:
         self.failed_shapes = res.ShapeMemo()
         self.unreservable = res.ShapeMemo()
         self.exhausted: dict[str, Application] = {}
+        self.rested_queues: list[Queue] = []
         # Largest room any schedulable node could ever offer (capacity - occupied),
         # per type; None when a node changed and it must be recomputed.
         self.ceiling: Resource | None = None
@@ -90,13 +91,28 @@ class PartitionState:
         app.resting = True
         policies.app_changed(app)
 
+    def rest_queue(self, queue: Queue) -> None:
+        """Nothing below ``queue`` can be placed again in this call (every application
+        under it rests or is held back, and only a release or a cancelled reservation,
+        which wakes everything, could change that): out of its parent's order, so that
+        each step no longer visits it (two leaves whose asks never fit, first in fair
+        order as they use nothing, cost every allocation two empty visits)."""
+        queue.resting = True
+        self.rested_queues.append(queue)
+        policies.queue_changed(queue)
+
     def wake(self) -> None:
-        """Every application set to rest rejoins its leaf's order (the call ended, or room
-        was given back); the memo of what was exhausted stays until the next reset."""
+        """Every application and queue set to rest rejoins its order (the call ended, or
+        room was given back); the memo of what was exhausted stays until the next reset."""
         for app in self.exhausted.values():
             if app.resting:
                 app.resting = False
                 policies.app_changed(app)
+        if self.rested_queues:
+            for queue in self.rested_queues:
+                queue.resting = False
+                policies.queue_changed(queue)
+            self.rested_queues = []
 
     def reset_memos(self) -> None:
         """Forget what failed in this scheduling call: room was given back. A new
