@@ -52,6 +52,10 @@ def new_allocation(m: Monitor, rv: RMView, call: Call, msg: si.Allocation) -> No
             m.report(P.ALLOCATION_MATCHES_ASK, subject,
                      f"one more than the ask's maxAllocations {ask.max_allocations}")
     _fits_node(m, rv, msg, r, subject)
+    if ask is not None and ask.required_node and msg.node_id != ask.required_node and not (
+            app is not None and _replacing(call, app, msg)):
+        m.report(P.FITS_NODE, subject, f"on node {msg.node_id}, the ask's requiredNode is "
+                 f"{ask.required_node}")
     if app is not None:
         _quota(m, rv, call, app, r, subject)
         _gang(m, rv, call, app, msg, r, subject)

@@ -233,6 +233,10 @@ MUTANTS: tuple[Mutant, ...] = (
       "budget = [PREEMPTIONS_PER_LEAF]\n        for ask in app.pending_asks.values():",
       "budget = [PREEMPTIONS_PER_LEAF]\n"
       "        for ask in reversed(list(app.pending_asks.values())):"),
+    M("nodes.required_node_ignored", "node actions",
+      "YuniKorn: an ask tagged requiredNode (a DaemonSet pod) runs on that node only",
+      cycle, "try_leaf", "            if ask.required_node:\n",
+      "            if False:\n"),
     M("nodes.binpacking_ignored", "sorting",
       "004 'Implementation': the partition's nodesortpolicy orders the nodes (binpacking: "
       "the most used first)", policies.NodeCollection, "set_policy",

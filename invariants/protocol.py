@@ -104,10 +104,13 @@ FITS_NODE = check(
     "protocol.allocation_fits_node",
     "Every new allocation is on a node the shim registered and did not drain or remove, "
     "and fits that node's schedulable resource minus occupied minus every allocation the "
-    "shim knows on it, at the moment it is made.",
+    "shim knows on it, at the moment it is made; an ask tagged requiredNode is placed on "
+    "that node only (a placeholder's replacement excepted: it goes where its placeholder "
+    "was).",
     f"{S} NodeInfo (schedulableResource, occupiedResource, DRAIN_NODE 'Do not allocate new "
-    "allocations on the node')",
-    "A pod was placed where there is no room, or on a node being drained.",
+    "allocations on the node'); the requiredNode tag key (YuniKorn's DaemonSet pods)",
+    "A pod was placed where there is no room, on a node being drained, or a DaemonSet pod "
+    "on a node other than its own.",
 )
 QUOTA_ON_PATH = check(
     "protocol.quota_on_path",

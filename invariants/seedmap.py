@@ -198,6 +198,10 @@ MAP: tuple[Entry, ...] = (
       ("protocol.expected_rejection", "recovery.repeated_uuid_refused")),
     E(S, "Feedback from Scheduler", "A rejected ask, application or node is told with a "
       "human-readable reason.", ("protocol.answered",)),
+    E(S, "Constant of spec: allocation tags (KeyRequiredNode)", "An ask tagged requiredNode "
+      "(a DaemonSet pod) is placed on that node only.", ("protocol.allocation_fits_node",),
+      "The seed names the tag key only; its meaning is YuniKorn's (docs/design-notes.md "
+      "'Preemption'). A placeholder's replacement goes where its placeholder was."),
     E(S, "Scheduler plugin (Predicates)", "An allocation is made only on a node the RM's "
       "predicates accept.", ("protocol.allocation_fits_node", "scheduling.maximal")),
     E(S, "Scheduler plugin (UpdateContainerSchedulingState)", "Scheduling states name known "
