@@ -5,10 +5,12 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from invariants import quantities as qty
 from scheduler import resources as res
 
 TYPES = st.sampled_from(["memory", "vcore", "gpu", "pods"])
 amounts = st.dictionaries(TYPES, st.integers(0, 10**6), max_size=4)
+signed = st.dictionaries(TYPES, st.integers(-10**6, 10**6), max_size=4)
 
 
 @given(amounts, amounts)
@@ -107,3 +109,19 @@ def test_to_str_is_stable() -> None:
     assert res.to_str({"vcore": 1, "memory": 10}) == "{memory:10 vcore:1}"
     assert res.multiply({"memory": 3}, 0) == {}
     assert res.component_min({"memory": 3, "vcore": 1}, {"memory": 2}) == {"memory": 2}
+
+
+@given(signed, signed)
+def test_the_checkers_arithmetic_agrees_with_a_per_type_reading(
+        a: dict[str, int], b: dict[str, int]) -> None:
+    """``invariants.quantities`` is the checker's own arithmetic (never the core's): its
+    sum, difference and equality are the per-type ones, a missing type counting as zero."""
+    types = sorted(set(a) | set(b))
+    plus, minus = qty.plus(a, b), qty.minus(a, b)
+    for k in types:
+        assert plus.get(k, 0) == a.get(k, 0) + b.get(k, 0)
+        assert minus.get(k, 0) == a.get(k, 0) - b.get(k, 0)
+    assert 0 not in plus.values() and 0 not in minus.values()
+    assert qty.same(a, b) == all(a.get(k, 0) == b.get(k, 0) for k in types)
+    assert qty.same(a, qty.plus(a, {k: 0 for k in b}))
+    assert qty.same(qty.minus(plus, b), a)
