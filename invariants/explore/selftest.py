@@ -51,6 +51,18 @@ BEYOND_SCOPES: dict[str, str] = {
     "recovery.repeated_uuid_accepted": "no scope's resync repeats a uuid",
     "rm.paused_rm_scheduled": "no scope runs a cycle while the RM is paused: a restart "
                               "registers again within the same action",
+    "sorting.fifo_newest_first": "no scope submits two applications to one fifo leaf at "
+                                 "different times: the scopes that move the clock (tick, "
+                                 "wait) have one application per leaf, and limits' and "
+                                 "admission's are all submitted at one instant (a tie, "
+                                 "broken by id)",
+    "sorting.fair_apps_ignore_usage": "no fair leaf has two applications contending: the "
+                                      "fair leaf of tiny, small and quota holds one, "
+                                      "admission's runs one at a time (maxapplications 1)",
+    "sorting.stateaware_admits_all": "no scope's configuration has a stateaware leaf, let "
+                                     "alone two gangs in one (an application started by a "
+                                     "real pod runs after the cycle: not judged)",
+    "nodes.binpacking_ignored": "no scope's configuration sets nodesortpolicy binpacking",
 }
 """Broken cores whose bug needs something no scope's alphabet has, and why: the random
 checker's self-test finds them (``docs/checker.md``); here a miss is reported, not failed."""
