@@ -118,6 +118,33 @@ def _started_before(app: Application, before: Before) -> bool:
     return any(uuid not in before.later for uuid in app.allocations)
 
 
+def _accepted_before_call(ctx: CheckContext, p: PartitionState, app: Application) -> bool:
+    """Accepted when the call started (without that record, as it is now)."""
+    states: Mapping[tuple[str, str, str], str] | None = ctx.extra.get("states_before")
+    state = app.state if states is None else states.get((p.rm_id, p.name, app.id), "")
+    return state == "Accepted"
+
+
+def _waiting(ctx: CheckContext, p: PartitionState, app: Application, before: Before) -> bool:
+    """Accepted and holding nothing just before the allocation: still Accepted, or Accepted
+    when the call started and Running now (it started later in the call: a cycle moves an
+    application only Accepted -> Running, by its first real allocation)."""
+    if _started_before(app, before):
+        return False
+    return app.state == "Accepted" or (app.state == "Running"
+                                       and _accepted_before_call(ctx, p, app))
+
+
+def _starting(ctx: CheckContext, p: PartitionState, app: Application, before: Before) -> bool:
+    """Accepted and holding allocations just before the allocation: only placeholders
+    keep an application Accepted, so all it held then were placeholders."""
+    held = [a for uuid, a in app.allocations.items() if uuid not in before.later]
+    if not held or any(not a.placeholder for a in held):
+        return False
+    return app.state == "Accepted" or (app.state == "Running"
+                                       and _accepted_before_call(ctx, p, app))
+
+
 @invariant(
     "scheduling.order",
     "When an application gets an allocation that was not reserved, among what could have "
@@ -164,14 +191,13 @@ def _judge(ctx: CheckContext, p: PartitionState, part: model.PartitionModel | No
     if f is None:
         return None
     mine = before.apps.get(app.id, 0)
-    if f.policy == "stateaware" and app.state == "Accepted" and not _started_before(app, before):
+    if f.policy == "stateaware" and _waiting(ctx, p, app, before):
         for other in leaf.apps.values():
-            if other is not app and other.state == "Accepted" and _started_before(other, before):
+            if other is not app and _starting(ctx, p, other, before):
                 return Violation("scheduling.order", subject,
                                  f"started {app.id} in stateaware {leaf.path} while "
                                  f"{other.id} was starting")
-        waiting = [o for o in leaf.apps.values() if o.state == "Accepted"
-                   and not _started_before(o, before)
+        waiting = [o for o in leaf.apps.values() if _waiting(ctx, p, o, before)
                    and any(n > 0 for n in before.pending.get(o.id, {}).values())]
         fifo = min(waiting, key=lambda o: (o.submit_time, -before.apps.get(o.id, 0), o.id),
                    default=app)

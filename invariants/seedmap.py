@@ -48,8 +48,8 @@ MAP: tuple[Entry, ...] = (
       "application of the queue is starting, and only the first of them in fifo order.",
       ("scheduling.order", "sorting.stateaware_held"),
       "The seed names FIFO and StateAware alike; like YuniKorn only stateaware holds the "
-      "others back (docs/design-notes.md 'Scheduling'). An application that may have started "
-      "in the cycle (it runs now, its first allocation made in it) is not judged."),
+      "others back (docs/design-notes.md 'Scheduling'). Judged from each application's state "
+      "when the call started and what it held just before the allocation."),
     E(G, "Scheduling in queues with a quota set", "Scheduling of a gang should not start "
       "until the queue has room for its whole placeholderAsk.", (),
       "Not implemented, like YuniKorn: placeholders are placed one by one as room allows "

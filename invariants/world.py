@@ -59,6 +59,7 @@ class World:
         self._transitions: list[TransitionRecord] = []
         self._reserved: dict[tuple[str, str], str] = {}
         self._reserved_before: dict[tuple[str, str], dict[tuple[str, str], str]] = {}
+        self._states_before: dict[tuple[str, str, str], str] = {}
         self._held_apps: set[str] = set()
         self._preemptors: set[str] = set()
         """Keys of asks that preempted and wait for the room."""
@@ -83,6 +84,7 @@ class World:
             step = self._translate(step)
         self.shim.begin(step)
         self._reserved_before = self._reservations() if step.call == "schedule" else {}
+        self._states_before = self._app_states() if step.call == "schedule" else {}
         error: BaseException | None = None
         crash: Violation | None = None
         try:
@@ -149,6 +151,7 @@ class World:
                                   "allocated": made,
                                   "reserving": reserving,
                                   "reserved_before": self._reserved_before,
+                                  "states_before": self._states_before,
                                   "preempting": {u for rv in self.shim.rms.values()
                                                  for u, a in rv.allocs.items()
                                                  if a.releasing == PREEMPTED},
@@ -178,6 +181,13 @@ class World:
         with self.api.lock:
             return {(p.rm_id, p.name): {k: n.id for k, n in p.reservations.items()}
                     for p in view.partitions(self.api)}
+
+    def _app_states(self) -> dict[tuple[str, str, str], str]:
+        """Per (RM, partition, application): its state before the call
+        (``scheduling.order``: whether a stateaware application was waiting)."""
+        with self.api.lock:
+            return {(p.rm_id, p.name, a.id): a.state for p in view.partitions(self.api)
+                    for a in p.apps.values()}
 
     # ------------------------------------------------------------------ coverage
     def _observe(self, step: Step, error: BaseException | None) -> None:

@@ -134,7 +134,7 @@ def freeze(world: World) -> bytes:
     """The world as bytes, without its tape (the path is kept as parent pointers).
 
     Also without what only the last step left for :meth:`World.check` (the
-    messages it observed, the reservations before it): the search checks a
+    messages it observed, the reservations and application states before it): the search checks a
     state before freezing it, and :meth:`World.run` resets both before the
     next step reads them, so a thawed world never reads them.
 
@@ -149,9 +149,11 @@ def freeze(world: World) -> bytes:
     when some entry's object is not listed.
     """
     recorder = world.recorder
-    tape, observed, before = world.steps, world.shim.observed, world._reserved_before
+    tape, observed = world.steps, world.shim.observed
+    before, states = world._reserved_before, world._states_before
     paths = recorder.take_paths()
-    world.steps, world.shim.observed, world._reserved_before = [], [], {}
+    world.steps, world.shim.observed = [], []
+    world._reserved_before, world._states_before = {}, {}
     try:
         out = io.BytesIO()
         pickler = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
@@ -167,7 +169,8 @@ def freeze(world: World) -> bytes:
         pickler.dump(kept)
         return out.getvalue()
     finally:
-        world.steps, world.shim.observed, world._reserved_before = tape, observed, before
+        world.steps, world.shim.observed = tape, observed
+        world._reserved_before, world._states_before = before, states
         recorder.put_paths(paths)
 
 

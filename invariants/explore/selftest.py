@@ -59,10 +59,10 @@ BEYOND_SCOPES: dict[str, str] = {
     "sorting.fair_apps_ignore_usage": "no fair leaf has two applications contending: the "
                                       "fair leaf of tiny, small and quota holds one, "
                                       "admission's runs one at a time (maxapplications 1)",
-    "sorting.stateaware_admits_all": "no scope's configuration has a stateaware leaf, let "
-                                     "alone two gangs in one (an application started by a "
-                                     "real pod runs after the cycle: not judged)",
+    "sorting.stateaware_admits_all": "no scope's configuration has a stateaware leaf with "
+                                     "two applications",
     "nodes.binpacking_ignored": "no scope's configuration sets nodesortpolicy binpacking",
+    "nodes.required_node_ignored": "no scope sends a required-node ask",
 }
 """Broken cores whose bug needs something no scope's alphabet has, and why: the random
 checker's self-test finds them (``docs/checker.md``); here a miss is reported, not failed."""
