@@ -62,7 +62,9 @@ class Facts:
 
 
 def facts(part: model.PartitionModel | None, queue: Queue) -> Facts | None:
-    """None when the configuration no longer has the queue (nothing is judged there)."""
+    """None when the configuration no longer has the queue, or when a queue a placement
+    rule created was made under another template than today's (nothing is judged there:
+    a reload leaves created queues as they were)."""
     s = settings(part, queue)
     if part is None or s is None:
         return None
@@ -76,8 +78,11 @@ def facts(part: model.PartitionModel | None, queue: Queue) -> Facts | None:
     parent = part.queues.get(queue.parent.path) if queue.parent is not None else None
     template = parent.template if parent is not None and queue.is_leaf else None
     props = {**inherited, **(template.properties if template is not None else {})}
-    return Facts(model.policy_of(props), template.guaranteed if template is not None else None,
-                 s.sort)
+    policy = model.policy_of(props)
+    guaranteed = template.guaranteed if template is not None else None
+    if policy != queue.sort_policy or dict(guaranteed or {}) != dict(queue.guaranteed or {}):
+        return None  # created under an earlier configuration's template: not judged
+    return Facts(policy, guaranteed, s.sort)
 
 
 def _app_used(app: Application, before: Before) -> dict[str, int]:
