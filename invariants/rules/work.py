@@ -224,7 +224,10 @@ def gang_story(g: Gen) -> Iterator[Step]:
     drawn one by one they are rare, so this rule plays them as a shim would.
     """
     members, size = g.rng.randint(2, 4), g.rng.choice((10, 20, 40))
-    app_id, request = _story_gang(g, members, size)
+    # Sometimes a second, smaller task group, whose real pod comes while the first group's
+    # placeholders run: it must take one of its own group's (001 step 1).
+    second = (1, g.rng.choice((5, 10))) if g.rng.random() < 0.3 else None
+    app_id, request = _story_gang(g, members, size, second)
     yield _add(g, request)
     if app_id not in _live_gangs(g):
         return
@@ -232,7 +235,13 @@ def gang_story(g: Gen) -> Iterator[Step]:
         yield _send(g, _ask(g, app_id, f"{app_id}-driver", size, task_group_name="tg0"))
         yield Step.schedule()
     yield _placeholders(g, app_id, 0)
+    if second is not None:
+        yield _placeholders(g, app_id, 1)
     yield Step.schedule()
+    if second is not None:
+        yield _send(g, _ask(g, app_id, f"{app_id}-tg1-real-{g.new_id('')}", second[1],
+                            task_group_name="tg1"))
+        yield Step.schedule()
     rv = g.rv
     driver = next((a for a in rv.running() if a.app == app_id and not a.placeholder), None) \
         if rv is not None else None
@@ -326,12 +335,17 @@ def gang_timing_story(g: Gen) -> Iterator[Step]:
     yield Step.schedule()
 
 
-def _story_gang(g: Gen, members: int, size: int) -> tuple[str, si.AddApplicationRequest]:
-    """A gang of the stories: Hard or Soft, a short timeout, in a leaf that takes gangs."""
+def _story_gang(g: Gen, members: int, size: int, second: tuple[int, int] | None = None
+                ) -> tuple[str, si.AddApplicationRequest]:
+    """A gang of the stories: Hard or Soft, a short timeout, in a leaf that takes gangs;
+    one task group (``tg0``), or a ``second`` (members, size) one too (``tg1``)."""
     app_id = g.new_id("gang-")
-    g.gangs[app_id] = [(members, size)]
+    task_groups = [(members, size)] + ([second] if second is not None else [])
+    g.gangs[app_id] = task_groups
     request = _submission(
-        g, app_id, placeholder_ask=si.Resource.of(memory=members * size, vcore=members * CORE),
+        g, app_id, placeholder_ask=si.Resource.of(
+            memory=sum(n * s for n, s in task_groups),
+            vcore=sum(n for n, _ in task_groups) * CORE),
         gang_scheduling_style=g.rng.choice(("Hard", "Soft")),
         execution_timeout_milli_seconds=g.rng.choice((10_000, 30_000)))
     home = _gang_home(g)
