@@ -22,7 +22,7 @@ from ..configs import CORE
 from ..rules.rm import resync
 from ..shim import REQUIRED_NODE, AllocView, RMView
 from ..world import World
-from .texts import ADMISSION, CONFIG, LIMITS, PREEMPTION, RELOADED
+from .texts import ADMISSION, CONFIG, LIMITS, PREEMPTION, RELOADED, SORTING
 
 RM_ID = "explore-rm"
 TT = si.TerminationType
@@ -507,5 +507,16 @@ SCOPES: dict[str, Scope] = {s.name: s for s in (
                          (AskShape("k1", 10, repeats=3, preempt=(True, True)),))),
           kinds=frozenset({"node", "submit", "ask", "schedule", "wait", "confirm"}),
           depth=12, config=PREEMPTION, hunt_depth=11),
+    Scope("sorting", "the policies' order: two applications contending in a fair leaf, a "
+          "Hard gang and an application after it (by id) in a stateaware leaf, binpacking "
+          "nodes",
+          nodes=(("node-1", 20), ("node-2", 20)),
+          apps=(AppShape("app-1", "root.fair", (AskShape("k1", 10, repeats=2),)),
+                AppShape("app-2", "root.fair", (AskShape("k1", 10),)),
+                AppShape("gang-1", "root.aware", (AskShape("k1", 10, task_group="tg"),),
+                         GangShape("Hard", 1, 10)),
+                AppShape("late-1", "root.aware", (AskShape("k1", 10, repeats=2),))),
+          kinds=frozenset({"node", "submit", "placeholders", "ask", "schedule"}),
+          depth=7, config=SORTING, hunt_depth=6),
 )}
 """The named scopes (``yunikorn-fsm explore --scope NAME``)."""

@@ -53,15 +53,9 @@ BEYOND_SCOPES: dict[str, str] = {
                               "registers again within the same action",
     "sorting.fifo_newest_first": "no scope submits two applications to one fifo leaf at "
                                  "different times: the scopes that move the clock (tick, "
-                                 "wait) have one application per leaf, and limits' and "
-                                 "admission's are all submitted at one instant (a tie, "
-                                 "broken by id)",
-    "sorting.fair_apps_ignore_usage": "no fair leaf has two applications contending: the "
-                                      "fair leaf of tiny, small and quota holds one, "
-                                      "admission's runs one at a time (maxapplications 1)",
-    "sorting.stateaware_admits_all": "no scope's configuration has a stateaware leaf with "
-                                     "two applications",
-    "nodes.binpacking_ignored": "no scope's configuration sets nodesortpolicy binpacking",
+                                 "wait) have one application per leaf, and limits', "
+                                 "admission's and sorting's are all submitted at one "
+                                 "instant (a tie, broken by id)",
     "nodes.required_node_ignored": "no scope sends a required-node ask",
 }
 """Broken cores whose bug needs something no scope's alphabet has, and why: the random

@@ -98,3 +98,22 @@ partitions:
 """Two guaranteed leaves: ``hog`` (15) may run over its guarantee and is preemption-fenced
 (its own asks find no victims outside it), ``late`` (10) asks later and may preempt it down
 to its guarantee; the default 30 s ``preemption.delay``."""
+
+SORTING = """\
+partitions:
+  - name: default
+    nodesortpolicy:
+      type: binpacking
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: fair
+            properties:
+              application.sort.policy: fair
+          - name: aware
+            properties:
+              application.sort.policy: stateaware
+"""
+"""The ``sorting`` scope's configuration: binpacking nodes, a fair leaf and a stateaware
+leaf (which takes gangs) under root."""
