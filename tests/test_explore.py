@@ -175,6 +175,7 @@ def test_a_scope_runs_on_another_configuration(tmp_path: Path) -> None:
     ("placement.creates_without_create", "admission", 1),
     ("recovery.placeholder_recovered_as_real", "gang", 5),
     ("limits.wildcard_over_named", "limits", 3),
+    ("nodes.binpacking_ignored", "sorting", 5),
 ])
 def test_broken_cores_are_found_at_their_shortest_depth_deterministically(
         mutant: str, scope: str, depth: int) -> None:
