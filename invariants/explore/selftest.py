@@ -57,6 +57,9 @@ BEYOND_SCOPES: dict[str, str] = {
                                  "admission's and sorting's are all submitted at one "
                                  "instant (a tie, broken by id)",
     "nodes.required_node_ignored": "no scope sends a required-node ask",
+    "priority.offset_ignored": "no scope's configuration sets a priority.offset",
+    "priority.apps_by_policy_only": "no scope has two applications of different priorities "
+                                    "in one leaf",
 }
 """Broken cores whose bug needs something no scope's alphabet has, and why: the random
 checker's self-test finds them (``docs/checker.md``); here a miss is reported, not failed."""
