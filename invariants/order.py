@@ -23,6 +23,7 @@ from . import model
 from .priority import (
     Before,
     below,
+    created_from,
     fitting_asks,
     judged,
     open_nodes,
@@ -71,12 +72,7 @@ def facts(part: model.PartitionModel | None, queue: Queue) -> Facts | None:
     configured = part.queues.get(queue.path)
     if configured is not None:
         return Facts(configured.sort_policy, configured.guaranteed, s.sort)
-    above = queue.parent
-    while above is not None and above.path not in part.queues:
-        above = above.parent
-    inherited = dict(part.queues[above.path].properties) if above is not None else {}
-    parent = part.queues.get(queue.parent.path) if queue.parent is not None else None
-    template = parent.template if parent is not None and queue.is_leaf else None
+    inherited, template = created_from(part, queue)
     props = {**inherited, **(template.properties if template is not None else {})}
     policy = model.policy_of(props)
     guaranteed = template.guaranteed if template is not None else None
@@ -130,14 +126,17 @@ def _accepted_before_call(ctx: CheckContext, p: PartitionState, app: Application
     return state == "Accepted"
 
 
-def _waiting(ctx: CheckContext, p: PartitionState, app: Application, before: Before) -> bool:
-    """Accepted and holding nothing just before the allocation: still Accepted, or Accepted
-    when the call started and Running now (it started later in the call: a cycle moves an
-    application only Accepted -> Running, by its first real allocation)."""
-    if _started_before(app, before):
-        return False
+def _accepted_then(ctx: CheckContext, p: PartitionState, app: Application) -> bool:
+    """Accepted just before the allocation, for an application that held no real allocation
+    then: still Accepted, or Accepted when the call started and Running now (a cycle moves
+    an application only Accepted -> Running, by its first real allocation)."""
     return app.state == "Accepted" or (app.state == "Running"
                                        and _accepted_before_call(ctx, p, app))
+
+
+def _waiting(ctx: CheckContext, p: PartitionState, app: Application, before: Before) -> bool:
+    """Accepted and holding nothing just before the allocation."""
+    return not _started_before(app, before) and _accepted_then(ctx, p, app)
 
 
 def _starting(ctx: CheckContext, p: PartitionState, app: Application, before: Before) -> bool:
@@ -146,8 +145,7 @@ def _starting(ctx: CheckContext, p: PartitionState, app: Application, before: Be
     held = [a for uuid, a in app.allocations.items() if uuid not in before.later]
     if not held or any(not a.placeholder for a in held):
         return False
-    return app.state == "Accepted" or (app.state == "Running"
-                                       and _accepted_before_call(ctx, p, app))
+    return _accepted_then(ctx, p, app)
 
 
 @invariant(

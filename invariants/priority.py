@@ -68,14 +68,22 @@ def settings(part: model.PartitionModel | None, queue: Queue) -> Settings | None
         return of(configured)
     if queue.managed or queue.parent is None:
         return None
+    inherited, template = created_from(part, queue)
+    own = dict(template.properties) if template is not None else {}
+    return Settings(own, {**inherited, **own})
+
+
+def created_from(part: model.PartitionModel, queue: Queue
+                 ) -> tuple[dict[str, str], model.Template | None]:
+    """What a queue a placement rule created was configured from: the properties of its
+    nearest configured ancestor, and its configured parent's childtemplate (leaves only)."""
     above: Queue | None = queue.parent
     while above is not None and above.path not in part.queues:
         above = above.parent
     inherited = dict(part.queues[above.path].properties) if above is not None else {}
-    parent = part.queues.get(queue.parent.path)
+    parent = part.queues.get(queue.parent.path) if queue.parent is not None else None
     template = parent.template if parent is not None and queue.is_leaf else None
-    own = dict(template.properties) if template is not None else {}
-    return Settings(own, {**inherited, **own})
+    return inherited, template
 
 
 def shown(raw: int, s: Settings) -> int:

@@ -333,12 +333,12 @@ class World:
                         and n.state == "Schedulable" and qty.fits(size, rv.free(n.id))
                         for n in rv.nodes.values()):
                     out.append("binpacking_decided")
+            holds = {x.app for x in rv.allocs.values()}
             for app in rv.apps.values():
                 part = rv.config.partition(app.partition)
                 leaf = part.queues.get(app.path) if part is not None else None
                 if leaf is None or leaf.sort_policy != "stateaware" or app.state != "Accepted":
                     continue
-                holds = {x.app for x in rv.allocs.values()}
                 if app.id not in holds and any(k.app == app.id for k in pending) and any(
                         o.id != app.id and o.path == app.path and o.state == "Accepted"
                         and o.id in holds for o in rv.apps.values()):

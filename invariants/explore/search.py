@@ -134,9 +134,9 @@ def freeze(world: World) -> bytes:
     """The world as bytes, without its tape (the path is kept as parent pointers).
 
     Also without what only the last step left for :meth:`World.check` (the
-    messages it observed, the reservations and application states before it): the search checks a
-    state before freezing it, and :meth:`World.run` resets both before the
-    next step reads them, so a thawed world never reads them.
+    messages it observed, the reservations and application states before it):
+    the search checks a state before freezing it, and :meth:`World.run` resets
+    them before the next step reads them, so a thawed world never reads them.
 
     The lifecycle recorder's paths are written after the world, and only
     those of objects the world reached without them (pickle's memo says
