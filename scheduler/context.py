@@ -168,7 +168,7 @@ class CoreContext:
     def outbox(self, rm_id: str) -> RMOutbox:
         box = self.outboxes.get(rm_id)
         if box is None:
-            box = self.outboxes[rm_id] = RMOutbox()
+            box = self.outboxes[rm_id] = RMOutbox(stamp=int(self.clock.now() * 1e9))
         return box
 
     def event(
@@ -181,9 +181,7 @@ class CoreContext:
         reference_id: str = "",
     ) -> None:
         if self.emit_events:
-            self.outbox(rm_id).events.append(
-                (kind, object_id, reference_id, message, change, int(self.clock.now() * 1e9))
-            )
+            self.outbox(rm_id).events.append((kind, object_id, reference_id, message, change))
 
     # -- rejections: the answer to the RM plus an event, always both ---------
     def reject_app(self, rm_id: str, app_id: str, reason: str) -> None:
@@ -219,7 +217,6 @@ class CoreContext:
                     reference_id,
                     transition_message(obj, lc.name, trigger, source, dest, reference_id, why),
                     _SET,
-                    int(self.clock.now() * 1e9),
                 ))
         if self.observers:
             record = TransitionRecord(lc.name, obj, trigger, source, dest)

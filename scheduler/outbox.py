@@ -39,9 +39,12 @@ class RMOutbox:
 
     decisions: list[tuple[int, Any]] = field(default_factory=list)
     scheduling: list[tuple[str, str, si.SchedulingState, str]] = field(default_factory=list)
-    events: list[tuple[si.EventRecordType, str, str, str, si.EventChangeType, int]] = field(
+    events: list[tuple[si.EventRecordType, str, str, str, si.EventChangeType]] = field(
         default_factory=list
     )
+    stamp: int = 0
+    """When the call began deciding for this RM, in nanoseconds: the timestamp of all its
+    events (one call's decisions are made under one lock, as one step)."""
 
     # -- decisions, in the order they are made ---------------------------------
     def node_accepted(self, node_id: str) -> None:
@@ -99,10 +102,11 @@ class RMOutbox:
             ({"application_id": app_id, "allocation_key": key, "state": state, "reason": reason}
              for app_id, key, state, reason in self.scheduling)))
         if self.events:
+            stamp = self.stamp
             out.append((callback.send_event, construct_all(si.EventRecord, (
-                {"type": t, "object_id": o, "message": m, "timestamp_nano": ts,
+                {"type": t, "object_id": o, "message": m, "timestamp_nano": stamp,
                  "event_change_type": c, "reference_id": ref}
-                for t, o, ref, m, c, ts in self.events
+                for t, o, ref, m, c in self.events
             ))))
         return out
 

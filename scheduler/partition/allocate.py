@@ -49,7 +49,7 @@ def allocate(p: PartitionState, app: Application, ask: Ask, node: Node) -> Alloc
     if core.emit_events:
         box.events.append((ET.REQUEST, uuid, app.id, f"allocation {uuid} of application "
                            f"{app.id} (ask {ask.key}) allocated on node {node.id}",
-                           si.EventChangeType.ADD, int(core.clock.now() * 1e9)))
+                           si.EventChangeType.ADD))
     return alloc
 
 

@@ -38,7 +38,7 @@ def add_node(p: PartitionState, info: si.NodeInfo) -> None:
     node = Node(info.node_id, capacity, occupied, dict(info.attributes))
     p.nodes[node.id] = node
     p.node_order.add(node)
-    p.nodes_changed()
+    p.node_joined(node)
     res.add_into(p.capacity, capacity)
     p.core.outbox(p.rm_id).node_accepted(node.id)
     for msg in info.existing_allocations:
@@ -172,7 +172,7 @@ def update_node(p: PartitionState, info: si.NodeInfo) -> None:
             return
         p.core.fire(node, "restore", p.rm_id)
         p.node_order.add(node)
-        p.nodes_changed()
+        p.node_joined(node)
     elif action == si.NodeAction.DECOMISSION:
         remove_node(p, node)
     else:

@@ -69,8 +69,8 @@ class PartitionState:
         self.exhausted: dict[str, Application] = {}
         self.rested_queues: list[Queue] = []
         # Largest room any schedulable node could ever offer (capacity - occupied),
-        # per type; None when a node changed and it must be recomputed.
-        self.ceiling: Resource | None = None
+        # per type; None when a node left or shrank and it must be recomputed.
+        self.ceiling: Resource | None = {}
         # Node ids in order, for the preemption's node walk; None when a node came or went.
         self.sorted_node_ids: list[str] | None = None
 
@@ -131,9 +131,16 @@ class PartitionState:
         return self.ceiling
 
     def nodes_changed(self) -> None:
-        """A node was added, removed, resized or changed schedulability."""
+        """A node was removed, resized or left the schedulable ones."""
         self.ceiling = None
         self.sorted_node_ids = None
+
+    def node_joined(self, node: Node) -> None:
+        """A node was added or became schedulable again: the ceiling can only grow, so it
+        is kept without a walk over every node (thousands of nodes register at once)."""
+        self.sorted_node_ids = None
+        if self.ceiling is not None:
+            self.ceiling = res.component_max((self.ceiling, res.sub(node.capacity, node.occupied)))
 
     def node_ids(self) -> list[str]:
         """Every node id of the partition, sorted (YuniKorn breaks node ties by id)."""
