@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from invariants.world import World
 from scheduler import ManualClock, Scheduler, si
@@ -399,3 +400,66 @@ def test_aliases_and_merge_keys_within_the_bounds_still_load() -> None:
     queues = parse_config(text).partitions[0].root.queues
     assert dict(queues[1].resources.max) == {"memory": 20, "vcore": 1000}
     assert all(dict(q.resources.max) == {"memory": 10, "vcore": 1000} for q in queues[2:])
+
+
+def _typed(value: object) -> object:
+    """A value with its types and kept YAML text spelled out, to compare two readings."""
+    if isinstance(value, dict):
+        return ("map", [(_typed(k), _typed(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return ("seq", [_typed(v) for v in value])
+    return (type(value).__name__, repr(value), getattr(value, "yaml_text", None))
+
+
+TRICKY = [
+    "a: 010\nb: 0x1F\nc: 1_000\nd: +5\ne: -0\nf: 1e3\ng: .5\nh: .inf\ni: .NaN\n",
+    "a: yes\nb: no\nc: on\nd: off\ne: true\nf: False\ng: TRUE\nh: ~\ni: null\nj:\n",
+    "a: 2024-01-01\nb: 2024-01-01 10:00:00\nc: '7'\nd: \"x\\ty\"\ne: !!str 5\n",
+    "base: &b {memory: 10, vcore: 1}\nq: {<<: *b, memory: 20}\nr: [*b, *b]\n",
+    "a: |\n  two\n  lines\nb: >\n  folded\n  text\nc: 'it''s'\nd: \"\\u00e9\"\n",
+    "- {name: a}\n- [1, 2, [3, [4]]]\n- ? complex\n  : key\n",
+    "a:\n\tb: 1\n", "a: [1, 2\n", "a: 1\na: 2\n", "--- 1\n--- 2\n", "a: *nowhere\n",
+    "x: &x [*x]\n", "%YAML 1.1\n---\na: 1\n", "a: 'unterminated\n", "\ufeffa: 1\n",
+    "", "# only a comment\n", "a: b: c\n", "{a: 1, a: 2}\n", "a: !!binary aGk=\n",
+]
+
+
+def _readings(text: str, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object]:
+    from scheduler.config import loader
+
+    def read() -> object:
+        try:
+            return ("ok", _typed(loader._load(text)))
+        except (ConfigError, yaml.YAMLError) as exc:
+            return ("error", type(exc).__name__, str(exc))
+
+    fast = read()
+    with monkeypatch.context() as patch:
+        patch.setattr(loader, "_CLoader", None)
+        pure = read()
+    return fast, pure
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_libyaml_and_the_pure_python_reader_agree_on_tricky_yaml(
+        text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """libyaml composes when it is installed and the pure-Python reader is the reference:
+    values, types, kept texts and every error message are the same."""
+    fast, pure = _readings(text, monkeypatch)
+    assert fast == pure
+
+
+def test_libyaml_and_the_pure_python_reader_agree_on_every_kind_of_configuration(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import random
+
+    from invariants import configs
+    texts = [p.read_text() for p in sorted(Path(__file__).parent.joinpath(
+        "data", "configs").glob("*.yaml"))]
+    rng = random.Random(20261126)
+    texts += [configs.draw(rng).text for _ in range(150)]
+    texts += [alias_bomb(), alias_bomb(4), "[" * 5000 + "]" * 5000,
+              "a:\n" + "".join(" " * i + "- \n" for i in range(1, 150))]
+    for text in texts:
+        fast, pure = _readings(text, monkeypatch)
+        assert fast == pure, text[:200]
