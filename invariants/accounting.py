@@ -271,6 +271,7 @@ def _reservations(ctx: CheckContext) -> Iterator[Violation]:
     "no real allocation, and has a pending ask or a placeholder; Running has a pending "
     "ask or a real allocation (placeholders are not active allocations); Completing has "
     "no pending ask and no real allocation; Failing is releasing everything it holds; "
+    "Resuming still holds a placeholder being released; "
     "Completed, Failed, Rejected and Expired hold no asks and no allocations.",
     "001 'Application completion', 'Definition' ('An application enters the waiting state "
     "at the time that there are no active allocations ... and pending allocation asks'; "
@@ -299,9 +300,16 @@ def _app_state(ctx: CheckContext) -> Iterator[Violation]:
             if app.state == "Completing" and (app.pending_asks or real):
                 yield Violation("application.state_agrees", subject,
                                 "Completing but still has pending asks or real allocations")
-            if app.state not in LIVE and (app.pending_asks or app.allocations):
+            if app.state not in LIVE and (app.asks or app.pending_asks or app.allocations):
+                held = sorted(app.asks) or sorted(app.allocations)
                 yield Violation("application.state_agrees", subject,
-                                f"{app.state} but still holds asks or allocations")
+                                f"{app.state} but still holds asks or allocations "
+                                f"({', '.join(held[:3])})")
+            if app.state == "Resuming" and not any(a.placeholder
+                                                   for a in app.allocations.values()):
+                yield Violation("application.state_agrees", subject,
+                                "Resuming with no placeholder left to release: it should "
+                                "be Accepted again")
             if app.state == "Failing" and any(a.state == "Allocated"
                                               for a in app.allocations.values()):
                 yield Violation("application.state_agrees", subject,

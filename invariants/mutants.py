@@ -438,6 +438,82 @@ MUTANTS: tuple[Mutant, ...] = (
       "node that can take its ask; an update shrinking the node below the ask ends it",
       nodes, "update_node", "        if node.reservation is not None:\n            app_id,",
       "        if False:\n            app_id,"),
+    # -- YuniKorn's history: lifecycles, releases, recovery and node actions ---------------
+    M("recovery.app_left_accepted", "recovery",
+      "001 'Application recovery' with the application lifecycle: a recovered real "
+      "allocation moves its application to Running like any real allocation (YUNIKORN-513)",
+      nodes, "recover", '    if not placeholder and app.LIFECYCLE.can(app.state, "run"):',
+      '    if False and app.LIFECYCLE.can(app.state, "run"):'),
+    M("lifecycle.completing_ignores_new_ask", "lifecycle",
+      "001 'Cleanup': a new ask moves a waiting (Completing) application back to Running "
+      "(YUNIKORN-484)", asks, "add_ask",
+      '    elif app.state == "Completing":\n        appstate.fire_app(p, app, "run")\n', ""),
+    M("lifecycle.completing_timer_missing", "timeouts",
+      "001 'Application completion': a waiting application completes when the waiting "
+      "timeout passes (YUNIKORN-484)", appstate, "maybe_wait",
+      '        start_app_timer(p, app, COMPLETING_TIMEOUT, "complete")', "        pass"),
+    M("lifecycle.no_wait_after_release", "lifecycle",
+      "001 'Definition': an application whose last allocation is released with nothing "
+      "pending waits, placeholders or not (YUNIKORN-1337)", apps, "after_release",
+      "    else:\n        appstate.maybe_wait(p, app)", "    else:\n        pass"),
+    M("lifecycle.state_change_unreported", "lifecycle",
+      "002 UpdatedApplication: every application state change is reported to the RM "
+      "(YUNIKORN-204)", appstate, "fire_app",
+      "    p.core.outbox(p.rm_id).app_updated(app.id, app.state, app.state_since, message)",
+      '    if trigger != "complete":\n'
+      "        p.core.outbox(p.rm_id).app_updated(app.id, app.state, app.state_since, "
+      "message)"),
+    M("apps.finished_keeps_asks", "lifecycle",
+      "001 'Cleanup': a finished (Completed or Failed) application holds no asks "
+      "(YUNIKORN-1453)", apps, "finish",
+      '        asks.drop_ask(p, ask, f"application {app.state.lower()}")', "        pass"),
+    M("nodes.update_keeps_partition_total", "node actions",
+      "002 UPDATE with 003 'Partition Lock': a node's new capacity changes the partition's "
+      "total (YUNIKORN-466)", nodes, "update_node",
+      "            res.sub_from(p.capacity, node.capacity)\n"
+      "            node.capacity = info.schedulable_resource.as_dict()\n"
+      "            res.add_into(p.capacity, node.capacity)\n",
+      "            node.capacity = info.schedulable_resource.as_dict()\n"),
+    M("nodes.removed_node_still_sorted", "node actions",
+      "002 DECOMISSION: a removed node takes no new allocation (YUNIKORN-2171)",
+      nodes, "remove_node",
+      '    p.core.fire(node, "remove", p.rm_id)\n    p.node_order.discard(node)\n',
+      '    p.core.fire(node, "remove", p.rm_id)\n'),
+    M("nodes.removal_strands_parked_ask", "node actions",
+      "002 DECOMISSION with 001 step 3: a real ask parked on a placeholder that leaves "
+      "without being replaced is scheduled again (YUNIKORN-854)", ledger, "remove_allocation",
+      '    if alloc.replacing_key and trigger != "replace":', "    if False:"),
+    M("lifecycle.resuming_stuck", "lifecycle",
+      "002 gangSchedulingStyle Soft: a resuming application is Accepted again once its "
+      "placeholders are released (YUNIKORN-582)", apps, "after_release",
+      '    elif app.state == "Resuming":\n        if not app.has_placeholders():',
+      '    elif app.state == "Resuming":\n        if False:'),
+    M("lifecycle.failed_before_released", "lifecycle",
+      "001 'Cleanup': a killed application is Failed only once the RM confirmed the release "
+      "of everything it held, real allocations too (YUNIKORN-574)", apps, "after_release",
+      '    if app.state == "Failing":\n        if not app.allocations:',
+      '    if app.state == "Failing":\n        if not app.has_placeholders():'),
+    M("release.confirmation_type_ignored", "releases",
+      "001 'AllocationRelease Response and Request': a confirmation ends a release only "
+      "with the type the core released it with (YUNIKORN-3190)", releases,
+      "release_allocations",
+      'if alloc.state != "Releasing" or alloc.release_type != ttype.value:',
+      'if alloc.state != "Releasing":'),
+    M("recovery.placeholder_timeout_default", "recovery",
+      "001 'Application recovery' with 002 executionTimeoutMilliSeconds: a recovered gang "
+      "times out after its own placeholder timeout, not the default (YUNIKORN-1155)",
+      nodes, "recover",
+      "    if placeholder and not app.placeholder_timer_started:\n"
+      "        appstate.start_placeholder_timer(p, app)\n",
+      "    if placeholder and not app.placeholder_timer_started:\n"
+      "        app.placeholder_timer_started = True\n"
+      '        p.core.schedule_timer(appstate.PLACEHOLDER_TIMEOUT, "placeholder", app,\n'
+      "                              app.placeholder_token, p.timer_owner)\n"),
+    M("nodes.removal_keeps_reservation", "reservations",
+      "002 DECOMISSION with 004 reservations: a removed node keeps no reservation "
+      "(YUNIKORN-1448)", nodes, "remove_node",
+      "    p.nodes_changed()\n    reservations.cancel_node(p, node)\n",
+      "    p.nodes_changed()\n"),
 )
 
 

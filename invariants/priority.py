@@ -330,6 +330,10 @@ def judged(ctx: CheckContext) -> Iterator[Judged]:
         if any(k not in p.reservations and k not in held
                for k in ctx.extra.get("reserving", ())):
             continue
+        if any(x.node.id not in p.nodes for x in new):
+            # An allocation on a node the partition does not hold: no order to judge it by
+            # (references.allocation and protocol.allocation_fits_node report it).
+            continue
         part = _config(ctx, p)
         reserved = {node: key for key, node in held.items()}
         used, running_now = limits.expected(p)

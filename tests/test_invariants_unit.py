@@ -350,6 +350,21 @@ def _app_running_on_placeholders(w: World) -> str:
     return "application default/app-1"
 
 
+def _app_resuming_without_placeholders(w: World) -> str:
+    w.partition.apps["app-1"].state = "Resuming"  # holds real allocations only: not resuming
+    return "application default/app-1"
+
+
+def _app_finished_keeping_asks(w: World) -> str:
+    app = w.partition.apps["app-1"]
+    for alloc in list(app.allocations.values()):
+        del app.allocations[alloc.uuid]
+    for ask in list(app.pending_asks.values()):
+        del app.pending_asks[ask.sort_key]
+    app.state = "Completed"  # no allocation, nothing pending, yet its ask records stay
+    return "application default/app-1"
+
+
 def _shim_view_node_moved(w: World) -> str:
     alloc = w.alloc("app-1", lambda a: a.node.id == "n1")
     alloc.node = w.partition.nodes["n2"]
@@ -424,7 +439,9 @@ CORRUPTIONS: dict[str, list[Corruption]] = {
     "capacity.node": [_node_capacity_shrunk],
     "references.allocation": [_reference_node_forgets, _reference_partition_index],
     "reservations.valid": [_reservation_on_drained_node],
-    "application.state_agrees": [_app_state_completed, _app_running_on_placeholders],
+    "application.state_agrees": [_app_state_completed, _app_running_on_placeholders,
+                                 _app_resuming_without_placeholders,
+                                 _app_finished_keeping_asks],
     "shim.view_agrees": [_shim_view_node_moved],
     "gang.accepted_waits_for_placeholders": [_gang_real_while_waiting],
     "gang.placeholders_within_ask": [_gang_placeholder_ask_shrunk],

@@ -14,20 +14,37 @@ from . import TT, Gen, rule
 DELAYS = (0.5, 5.0, 29.0, 31.0, 61.0, 900.0, 3 * 24 * 3600.0 + 1)
 
 
-def confirmations(g: Gen, mode: str) -> Iterator[Step]:
-    """The shim confirms the releases the core started: none, the first, all, or all twice."""
+def confirmations(g: Gen, mode: str, placeholders_first: bool = False) -> Iterator[Step]:
+    """The shim confirms the releases the core started: none, the first, all, or all twice.
+
+    In the order the core released them, or with ``placeholders_first`` every placeholder
+    before any real allocation (a state change that waits for everything must not come when
+    only the placeholders are gone: ``001`` "Cleanup").
+    """
     rv = g.rv
     if rv is None or mode == "none":
         return
     pending = [a for a in rv.running() if a.releasing is not None]
+    if placeholders_first:
+        pending.sort(key=lambda a: not a.placeholder)
     for alloc in pending[:1] if mode == "first" else pending:
         yield from _confirm(g, alloc, duplicate=mode == "twice")
 
 
+MISTYPED = (TT.PLACEHOLDER_REPLACED, TT.TIMEOUT, TT.PREEMPTED_BY_SCHEDULER)
+
+
 def _confirm(g: Gen, alloc: AllocView, duplicate: bool) -> Iterator[Step]:
+    """Confirm one release; a shim that sends it twice first confirms it with a wrong type
+    too (ignored as a whole: a confirmation ends only the release the core started, 001
+    "AllocationRelease Response and Request"). Nothing is drawn for it, so the case stream
+    stays the same."""
     rv = g.rv
     assert alloc.releasing is not None and rv is not None
     request = rv.release_request([alloc])
+    if duplicate:
+        wrong = next(t for t in MISTYPED if t != alloc.releasing)
+        yield g.request("update_allocation", rv.release_request([alloc], wrong))
     yield g.request("update_allocation", request)
     if duplicate:
         yield g.request("update_allocation", request)

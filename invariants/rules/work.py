@@ -255,7 +255,8 @@ def gang_story(g: Gen) -> Iterator[Step]:
                                      termination_type=TT.STOPPED_BY_RM)])))
     yield Step.advance(g.rng.choice((10.0, 31.0)))
     yield Step.schedule()
-    yield from confirmations(g, g.rng.choice(("none", "all")))
+    # A Hard gang that failed while running: its placeholders confirmed before its real pods.
+    yield from confirmations(g, g.rng.choice(("none", "all")), placeholders_first=True)
 
 
 @rule(1, late=True)
