@@ -7,6 +7,9 @@ monitor calls them as the callbacks arrive and when the call ends.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import statemachines
 from scheduler import si
 
@@ -95,23 +98,42 @@ def _quota(m: Monitor, rv: RMView, call: Call, app: AppView, r: dict[str, int],
     if core is None:
         return
     starting = not rv.holds_slot(app)
+    part = rv.config.partition(app.partition)
+    made = rv.created.get(app.partition, {})
     for path in model.path_prefixes(app.path):
         q = core.queues.get(path)
         if q is None:
             continue
-        if q.max:
+        mx, max_apps = _quota_of(part, made, path, q)
+        if mx:
             used = rv.usage_below(app.partition, path)
-            over = [k for k, v in r.items() if k in q.max and used.get(k, 0) + v > q.max[k]]
+            over = [k for k, v in r.items() if k in mx and used.get(k, 0) + v > mx[k]]
             if over:
                 m.report(P.QUOTA_ON_PATH, subject,
                          f"queue {path} holds {qty.show(used)}; with {qty.show(r)} it passes "
-                         f"its max {qty.show(q.max)} in {', '.join(sorted(over))}")
-        if starting and q.max_applications > 0:
+                         f"its max {qty.show(mx)} in {', '.join(sorted(over))}")
+        if starting and max_apps > 0:
             counted = sum(1 for a in rv.apps_below(app.partition, path) if rv.holds_slot(a))
-            if counted >= q.max_applications:
+            if counted >= max_apps:
                 m.report(P.QUOTA_ON_PATH, subject,
                          f"application {app.id} starts while queue {path} already runs "
-                         f"{counted} of its maxapplications {q.max_applications}")
+                         f"{counted} of its maxapplications {max_apps}")
+
+
+def _quota_of(part: model.PartitionModel | None, made: dict[str, model.Created], path: str,
+              q: Any) -> tuple[Mapping[str, int] | None, int]:
+    """A queue's max and maxapplications as the checker reads them: a configured queue's
+    from the configuration, a leaf a placement rule created from the childtemplate it was
+    created under (none: no quota); only a queue the configuration no longer has (draining)
+    is taken at the core's word."""
+    configured = part.queues.get(path) if part is not None else None
+    if configured is not None:
+        return configured.max, configured.max_applications
+    created = made.get(path)
+    if created is not None and not q.managed:
+        t = created.template
+        return (t.max, t.max_applications) if t is not None else (None, 0)
+    return q.max, q.max_applications
 
 
 def _gang(m: Monitor, rv: RMView, call: Call, app: AppView, msg: si.Allocation,

@@ -256,6 +256,21 @@ def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
                 template["resources"] = {"max": {"memory": mx}}
             if apps is not None:
                 template["maxapplications"] = apps
+            # Priority settings a created leaf takes from the template only (YUNIKORN-1486),
+            # drawn from a side stream so the configurations of every other draw stay as
+            # they were (the seeds' cases keep their numbers).
+            side = random.Random(hash(rng.getstate()))
+            if side.random() < 0.5:
+                template["properties"].update(_priority(side))
+            # A template max (maxapplications) below its parent's, so that a created leaf's
+            # own quota binds before the parent's does (YUNIKORN-193, YUNIKORN-2033).
+            smaller = [m for m in MEMORIES[:3] if mx is None or m < mx]
+            if smaller and side.random() < 0.6:
+                template["resources"] = {"max": {"memory": side.choice(smaller)}}
+            if apps is not None and apps > 1 and side.random() < 0.5:
+                template["maxapplications"] = side.randint(1, apps - 1)
+            elif apps is None and side.random() < 0.3:
+                template["maxapplications"] = 1
             q["childtemplate"] = template
     return q
 
@@ -366,7 +381,14 @@ def _rules(rng: random.Random, root: Mapping[str, Any]) -> list[dict[str, Any]]:
             rule["value"] = rng.choice(leaves)
             rule["create"] = False
         if kind in ("tag", "user") and parents and rng.random() < 0.6:
-            rule["parent"] = {"name": "fixed", "value": f"root.{rng.choice(parents)}"}
+            parent = rng.choice(parents)
+            # Mostly a parent with a childtemplate, when there is one: the leaves it creates
+            # then take the template (a side stream: every other draw stays as it was).
+            side = random.Random(hash(rng.getstate()))
+            templated = [q["name"] for q in root["queues"] if q.get("childtemplate")]
+            if templated and side.random() < 0.7:
+                parent = side.choice(templated)
+            rule["parent"] = {"name": "fixed", "value": f"root.{parent}"}
         if rng.random() < 0.2:
             rule["filter"] = {"type": rng.choice(("allow", "deny")),
                               "users": [rng.choice(("alice", "bob", "carol"))]}

@@ -55,6 +55,30 @@ class Template:
 
 
 @dataclass(frozen=True)
+class Created:
+    """What a queue a placement rule created was made from, read from the configuration of
+    the moment it was created: the properties of its nearest configured ancestor, and its
+    configured parent's childtemplate (a leaf's only). A reload leaves created queues as
+    they were, so this, not today's configuration, is what they must show."""
+
+    inherited: Mapping[str, str]
+    template: Template | None
+
+
+def created_record(part: PartitionModel, path: str, leaf: bool) -> Created:
+    """The record of queue ``path`` created now under ``part``."""
+    parts = path.split(".")
+    inherited: dict[str, str] = {}
+    for depth in range(len(parts) - 1, 0, -1):
+        above = part.queues.get(".".join(parts[:depth]))
+        if above is not None:
+            inherited = dict(above.properties)
+            break
+    parent = part.queues.get(path.rsplit(".", 1)[0])
+    return Created(inherited, parent.template if parent is not None and leaf else None)
+
+
+@dataclass(frozen=True)
 class LimitModel:
     """One user's or group's limit on one queue: only the types named are capped."""
 
@@ -108,6 +132,9 @@ class PartitionModel:
     """``nodesortpolicy.type``: ``fair`` or ``binpacking``."""
     node_weights: Mapping[str, float] = field(default_factory=dict)
     """``nodesortpolicy.resourceweights`` as written (empty: the defaults)."""
+    made: Mapping[str, Created] = field(default_factory=dict, compare=False)
+    """The queues a placement rule created, as the shim read them when each was created
+    (filled in by the checks that have the shim's record; empty otherwise)."""
 
     def leaves(self) -> list[str]:
         return [p for p, q in self.queues.items() if q.leaf]

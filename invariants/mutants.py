@@ -514,6 +514,45 @@ MUTANTS: tuple[Mutant, ...] = (
       "(YUNIKORN-1448)", nodes, "remove_node",
       "    p.nodes_changed()\n    reservations.cancel_node(p, node)\n",
       "    p.nodes_changed()\n"),
+    # From YuniKorn's history (resources and policy): each a fixed bug of that kind.
+    M("limits.wildcard_not_on_root", "limits",
+      "YuniKorn ugm rule 4: a queue's '*' user limit applies to every user without a named "
+      "one, root included (YUNIKORN-2441)", ugm, "over_limit",
+      "            limit = limits.for_user(key[1]) if key[0] == USER else",
+      "            limit = (limits.users.get(key[1]) if queue.parent is None\n"
+      "                     else limits.for_user(key[1])) if key[0] == USER else"),
+    M("limits.parent_against_leaf_usage", "limits",
+      "YuniKorn ugm rule 6: the headroom on each queue of the path is that queue's limit less "
+      "the usage on that queue, not the leaf's (YUNIKORN-1920)", ugm, "over_limit",
+      "            used = per_path.get(queue.path, _NO_USE) if",
+      "            used = per_path.get(path[0].path, _NO_USE) if"),
+    M("limits.group_not_subtracted", "limits",
+      "YuniKorn ugm rule 1: a removal subtracts from the tracked group's usage as well as "
+      "the user's (YUNIKORN-1893)", ledger, "unbind",
+      "            p.users.add(app.limited_by, app.queue.chain, r, -1)\n",
+      "            p.users.add(app.limited_by[:1], app.queue.chain, r, -1)\n"),
+    M("limits.reserved_skips_headroom", "limits",
+      "YuniKorn ugm rule 7: the reserved path checks the user's and group's headroom too "
+      "(YUNIKORN-2030)", cycle, "allocate_reserved",
+      "                and not eligibility.user_headroom(p, app, ask)\n", ""),
+    M("limits.wildcard_group_ignored", "limits",
+      "YuniKorn ugm rule 3: a user in no named group of a queue's limits is tracked against "
+      "that queue's shared '*' group (YUNIKORN-1864)", ugm, "resolve_group",
+      "        if WILDCARD in limits.groups:\n            return WILDCARD\n", ""),
+    M("quota.undefined_type_zero", "quota",
+      "004 max-capacity (YuniKorn): a type a max does not name is unlimited, not zero "
+      "(YUNIKORN-813)", eligibility, "headroom",
+      "        if q.max is not None and not res.fits_with(r, q.allocated, q.max):",
+      "        if q.max is not None and (not res.fits_with(r, q.allocated, q.max)\n"
+      "                                  or any(v > 0 and k not in q.max for k, v in r.items())):"),
+    M("priority.created_leaf_no_offset", "priority",
+      "YuniKorn priority 3.1: a leaf a placement rule creates takes priority.offset and "
+      "priority.policy from its parent's childtemplate (YUNIKORN-1486)", queues, "create",
+      "        priority.configure(queue, own)\n", "        priority.configure(queue, {})\n"),
+    M("queues.created_leaf_no_template_quota", "quota",
+      "004 max-capacity with YuniKorn's childtemplate: a leaf a placement rule creates takes "
+      "the template's max and maxapplications (YUNIKORN-193, YUNIKORN-2033)", queues, "create",
+      "            queue.max = dict(template.resources.max) or None\n", ""),
 )
 
 

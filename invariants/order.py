@@ -64,8 +64,9 @@ class Facts:
 
 def facts(part: model.PartitionModel | None, queue: Queue) -> Facts | None:
     """None when the configuration no longer has the queue, or when a queue a placement
-    rule created was made under another template than today's (nothing is judged there:
-    a reload leaves created queues as they were)."""
+    rule created, of which the shim holds no record, may have been made under another
+    template than today's (nothing is judged there: a reload leaves created queues as they
+    were). With the record (``model.Created``), a created queue is judged by it."""
     s = settings(part, queue)
     if part is None or s is None:
         return None
@@ -76,8 +77,11 @@ def facts(part: model.PartitionModel | None, queue: Queue) -> Facts | None:
     props = {**inherited, **(template.properties if template is not None else {})}
     policy = model.policy_of(props)
     guaranteed = template.guaranteed if template is not None else None
-    if policy != queue.sort_policy or dict(guaranteed or {}) != dict(queue.guaranteed or {}):
-        return None  # created under an earlier configuration's template: not judged
+    if queue.path not in part.made and (
+            policy != queue.sort_policy or dict(guaranteed or {}) != dict(queue.guaranteed or {})):
+        # Without the shim's record of its creation, a queue that differs may have been
+        # created under an earlier configuration's template: not judged.
+        return None
     return Facts(policy, guaranteed, s.sort)
 
 

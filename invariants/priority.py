@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 
 from statemachines.application import SCHEDULABLE
 
@@ -77,6 +78,9 @@ def created_from(part: model.PartitionModel, queue: Queue
                  ) -> tuple[dict[str, str], model.Template | None]:
     """What a queue a placement rule created was configured from: the properties of its
     nearest configured ancestor, and its configured parent's childtemplate (leaves only)."""
+    made = part.made.get(queue.path)
+    if made is not None:
+        return dict(made.inherited), made.template
     above: Queue | None = queue.parent
     while above is not None and above.path not in part.queues:
         above = above.parent
@@ -143,7 +147,8 @@ def sorts_by_priority(p: PartitionState, part: model.PartitionModel | None, queu
 def _config(ctx: CheckContext, p: PartitionState) -> model.PartitionModel | None:
     config = ctx.extra.get("configs", {}).get(p.rm_id)
     part: model.PartitionModel | None = config.partition(p.name) if config is not None else None
-    return part
+    made = ctx.extra.get("created", {}).get((p.rm_id, p.name))
+    return replace(part, made=made) if part is not None and made else part
 
 
 @invariant(

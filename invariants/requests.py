@@ -169,6 +169,10 @@ def accepted(m: Monitor, rv: RMView, call: Call, add: si.AddApplicationRequest,
     rv.finished.pop(app_id, None)
     for k in [k for k in rv.asks if k[0] == app_id]:
         del rv.asks[k]
+    if placed is not None and placed.create and part is not None:
+        made = rv.created.setdefault(add.partition_name or "default", {})
+        for i, created in enumerate(placed.create):
+            made[created] = model.created_record(part, created, i == len(placed.create) - 1)
     core = m.core_partition(call.rm_id, add.partition_name)
     app = core.apps.get(app_id) if core is not None else None
     if placed is not None and (app is None or app.queue is None

@@ -186,8 +186,12 @@ class RMView:
     """Applications reported terminated, with the time: they expire after the retention."""
     partitions: dict[str, Any] = field(default_factory=dict)
     """The core's partition objects last seen (a reload that removes one ends them)."""
+    created: dict[str, dict[str, model.Created]] = field(default_factory=dict)
+    """Per partition, the queues a placement rule created for an application the core
+    accepted, as the configuration read when each was created."""
 
     def forget_partition(self, name: str) -> None:
+        self.created.pop(name, None)
         for app_id in [a for a, v in self.apps.items() if v.partition == name]:
             del self.apps[app_id]
             self.finished.pop(app_id, None)

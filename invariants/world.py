@@ -158,6 +158,9 @@ class World:
                                   "replacing": {u for rv in self.shim.rms.values()
                                                 for u, a in rv.allocs.items()
                                                 if a.releasing == REPLACED},
+                                  "created": {(rm, name): made
+                                              for rm, rv in self.shim.rms.items()
+                                              for name, made in rv.created.items()},
                                   "groups": {(rm, app_id): a.group
                                              for rm, rv in self.shim.rms.items()
                                              for app_id, a in rv.apps.items()}})
