@@ -284,7 +284,7 @@ def test_a_leaf_created_two_levels_below_a_template_gets_it() -> None:
 
 def test_a_configured_parent_without_a_template_hands_its_parents_down() -> None:
     """A configured parent with no childtemplate of its own inherits its parent's."""
-    api, shim, rec, _clock = make(_inherit_config(
+    api, _shim, rec, _clock = make(_inherit_config(
         TEMPLATED + "            queues:\n              - name: dept\n"
         "                parent: true\n", "root.org.dept"))
     submit(api, "app-1")
@@ -295,7 +295,7 @@ def test_a_configured_parent_without_a_template_hands_its_parents_down() -> None
 
 def test_a_parents_own_template_overrides_the_inherited_one() -> None:
     """YuniKorn ``TestTemplateIsNotOverrideByParent``: a parent's own template wins."""
-    api, shim, rec, _clock = make(_inherit_config(
+    api, _shim, rec, _clock = make(_inherit_config(
         TEMPLATED + "            queues:\n              - name: dept\n"
         "                parent: true\n                childtemplate:\n"
         "                  resources:\n                    max: {memory: 20}\n",
@@ -316,7 +316,7 @@ def test_a_parents_own_template_overrides_the_inherited_one() -> None:
 def test_an_empty_template_counts_as_none(empty: str) -> None:
     """YuniKorn ``TestSetTemplate``: a template setting nothing is no template, so the
     parent's is inherited instead."""
-    api, shim, rec, _clock = make(_inherit_config(
+    api, _shim, rec, _clock = make(_inherit_config(
         TEMPLATED + "            queues:\n              - name: dept\n"
         "                parent: true\n" + empty, "root.org.dept"))
     submit(api, "app-1")
