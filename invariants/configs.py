@@ -203,9 +203,40 @@ def _partition(rng: random.Random, name: str) -> dict[str, Any]:
         part["nodesortpolicy"] = {"type": rng.choice(("fair", "binpacking"))}
     if rng.random() < 0.3:
         part["placementrules"] = _rules(rng, root)
+    else:
+        _inheriting_rule(_side(rng), root, part)
     if rng.random() < 0.25:
         part["preemption"] = {"enabled": rng.choice((False, "false", True))}
     return part
+
+
+def _side(rng: random.Random) -> random.Random:
+    """A side stream drawn from ``rng``'s state without advancing it, the same in every
+    process: the state's tuple of ints hashes alike everywhere (the whole state, whose
+    last item may be None, does not before Python 3.12: None hashes by its address)."""
+    return random.Random(hash(rng.getstate()[1]))
+
+
+def _inheriting_rule(side: random.Random, root: Mapping[str, Any],
+                     part: dict[str, Any]) -> None:
+    """Often, when a queue below root has a childtemplate and no placement rule was drawn,
+    a rule that creates its leaf two levels below that queue: below a parent it creates, or
+    below a configured parent without a template of its own, which inherit the template
+    (YUNIKORN-193, YUNIKORN-814). Drawn from a side stream: every other draw stays as it
+    was."""
+    templated = [q for q in root["queues"] if q.get("childtemplate")]
+    if not templated or side.random() < 0.4:
+        return
+    top = side.choice(templated)
+    below = [c["name"] for c in top.get("queues", []) if c.get("queues")]
+    deeper = side.choice(below) if below and side.random() < 0.7 else "team"
+    parent = f"root.{top['name']}.{deeper}"
+    kind = side.choice(("user", "tag"))
+    rule: dict[str, Any] = {"name": kind, "create": True,
+                            "parent": {"name": "fixed", "value": parent, "create": True}}
+    if kind == "tag":
+        rule["value"] = "namespace"
+    part["placementrules"] = [rule, {"name": "provided", "create": side.random() < 0.5}]
 
 
 def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
@@ -259,7 +290,7 @@ def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
             # Priority settings a created leaf takes from the template only (YUNIKORN-1486),
             # drawn from a side stream so the configurations of every other draw stay as
             # they were (the seeds' cases keep their numbers).
-            side = random.Random(hash(rng.getstate()))
+            side = _side(rng)
             if side.random() < 0.5:
                 template["properties"].update(_priority(side))
             # A template max (maxapplications) below its parent's, so that a created leaf's
@@ -384,11 +415,21 @@ def _rules(rng: random.Random, root: Mapping[str, Any]) -> list[dict[str, Any]]:
             parent = rng.choice(parents)
             # Mostly a parent with a childtemplate, when there is one: the leaves it creates
             # then take the template (a side stream: every other draw stays as it was).
-            side = random.Random(hash(rng.getstate()))
+            side = _side(rng)
             templated = [q["name"] for q in root["queues"] if q.get("childtemplate")]
             if templated and side.random() < 0.7:
                 parent = side.choice(templated)
             rule["parent"] = {"name": "fixed", "value": f"root.{parent}"}
+            # Often a parent one level further down: a configured parent below it, or one
+            # the rule creates, so that a leaf is created two levels below the template,
+            # which it still takes (YUNIKORN-193, YUNIKORN-814).
+            # (A missing parent is valid only when the rule itself may create.)
+            below = [c["name"] for q in root["queues"] if q["name"] == parent
+                     for c in q.get("queues", []) if c.get("queues")]
+            deeper = [*below, *(("team", "team") if rule["create"] else ())]
+            if side.random() < 0.5 and deeper:
+                rule["parent"]["value"] += f".{side.choice(deeper)}"
+                rule["parent"]["create"] = True
         if rng.random() < 0.2:
             rule["filter"] = {"type": rng.choice(("allow", "deny")),
                               "users": [rng.choice(("alice", "bob", "carol"))]}

@@ -311,6 +311,12 @@ def _queue_created(rec: StepRecord) -> bool:
                for batch in rec.of("send_event") for e in batch)
 
 
+@goal("queue.template_inherited", "A leaf a placement rule created below a parent queue it "
+      "also created took the childtemplate that parent inherited (YUNIKORN-193, YUNIKORN-814).")
+def _template_inherited(rec: StepRecord) -> bool:
+    return bool(rec.state.get("template_inherited"))
+
+
 @goal("rm.resynced_after_pause", "An RM lost its connection, registered again and resynced.")
 def _resynced(rec: StepRecord) -> bool:
     return rec.step.call == "register_resource_manager" and bool(

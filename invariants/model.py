@@ -57,16 +57,49 @@ class Template:
 @dataclass(frozen=True)
 class Created:
     """What a queue a placement rule created was made from, read from the configuration of
-    the moment it was created: the properties of its nearest configured ancestor, and its
-    configured parent's childtemplate (a leaf's only). A reload leaves created queues as
-    they were, so this, not today's configuration, is what they must show."""
+    the moment it was created: the properties of its nearest configured ancestor, the
+    childtemplate applied to it (a leaf's only: the one its parent hands down), and the one
+    it hands down itself (a parent's only: its parent's, inherited). A reload leaves
+    created queues as they were, so this, not today's configuration, is what they must
+    show."""
 
     inherited: Mapping[str, str]
     template: Template | None
+    hands_down: Template | None = None
 
 
-def created_record(part: PartitionModel, path: str, leaf: bool) -> Created:
-    """The record of queue ``path`` created now under ``part``."""
+def template_from(own: Template | None, parent: Template | None) -> Template | None:
+    """YuniKorn (YUNIKORN-193, YUNIKORN-814): a parent queue's template is its own
+    childtemplate when that sets something, else its parent's; one that sets nothing (no
+    maxapplications, and no max, guaranteed or property entry) is no template."""
+    if own is not None and (own.max_applications or own.max or own.guaranteed or any(
+            k and v for k, v in own.properties.items())):
+        return own
+    return parent
+
+
+def handed_down(part: PartitionModel, made: Mapping[str, Created], path: str
+                ) -> Template | None:
+    """The template the existing parent ``path`` applies to a leaf created below it (the
+    parents created in between inherit it): a configured queue's from today's
+    configuration, a created one's from the shim's record of its creation; a created queue
+    without a record hands down what its parent does."""
+    while True:
+        configured = part.queues.get(path)
+        if configured is not None:
+            return configured.template
+        record = made.get(path)
+        if record is not None:
+            return record.hands_down
+        if "." not in path:
+            return None
+        path = path.rsplit(".", 1)[0]
+
+
+def created_record(part: PartitionModel, path: str, leaf: bool,
+                   made: Mapping[str, Created] | None = None) -> Created:
+    """The record of queue ``path`` created now under ``part`` (``made``: the records of the
+    created queues that exist, its parent's included when that was created too)."""
     parts = path.split(".")
     inherited: dict[str, str] = {}
     for depth in range(len(parts) - 1, 0, -1):
@@ -74,8 +107,8 @@ def created_record(part: PartitionModel, path: str, leaf: bool) -> Created:
         if above is not None:
             inherited = dict(above.properties)
             break
-    parent = part.queues.get(path.rsplit(".", 1)[0])
-    return Created(inherited, parent.template if parent is not None and leaf else None)
+    template = handed_down(part, made or {}, path.rsplit(".", 1)[0])
+    return Created(inherited, template, None) if leaf else Created(inherited, None, template)
 
 
 @dataclass(frozen=True)
@@ -100,6 +133,7 @@ class QueueModel:
     submitacl: str | None
     adminacl: str | None
     template: Template | None
+    """The template a leaf created below it gets: its own childtemplate, else its parent's."""
     users: Mapping[str, LimitModel] = field(default_factory=dict)
     """User limits by name (``*`` included), the first entry naming a user winning."""
     groups: Mapping[str, LimitModel] = field(default_factory=dict)
@@ -182,9 +216,10 @@ def _partition(p: PartitionConfig) -> PartitionModel:
         path = name if parent is None else f"{parent.path}.{name}"
         props = {**(parent.properties if parent is not None else {}), **cfg.properties}
         tpl = cfg.childtemplate
-        template = None if tpl is None else Template(
+        own = None if tpl is None else Template(
             dict(tpl.resources.max) or None, dict(tpl.resources.guaranteed) or None,
             tpl.maxapplications, dict(tpl.properties))
+        template = template_from(own, parent.template if parent is not None else None)
         model = QueueModel(
             path=path, leaf=not cfg.queues and not cfg.parent,
             max=dict(cfg.resources.max) or None,

@@ -553,6 +553,17 @@ MUTANTS: tuple[Mutant, ...] = (
       "004 max-capacity with YuniKorn's childtemplate: a leaf a placement rule creates takes "
       "the template's max and maxapplications (YUNIKORN-193, YUNIKORN-2033)", queues, "create",
       "            queue.max = dict(template.resources.max) or None\n", ""),
+    M("queues.created_parent_drops_template", "quota",
+      "YuniKorn childtemplate inheritance: a parent a placement rule creates inherits its "
+      "parent's template, which the leaves created below it then take (YUNIKORN-193, "
+      "YUNIKORN-814)", queues, "create",
+      "            queue.child_template = template\n", "            pass\n"),
+    M("queues.configured_parent_drops_template", "quota",
+      "YuniKorn childtemplate inheritance: a configured parent without a template of its own "
+      "takes its parent's, and an empty template is none (YUNIKORN-193, YUNIKORN-814)",
+      queues, "_apply_queue",
+      "    queue.child_template = effective_template(cfg.childtemplate, parent)\n",
+      "    queue.child_template = cfg.childtemplate\n"),
 )
 
 

@@ -60,8 +60,9 @@ def of(q: model.QueueModel) -> Settings:
 
 
 def settings(part: model.PartitionModel | None, queue: Queue) -> Settings | None:
-    """From the configuration: a configured queue's own, a created leaf's from its parent's
-    childtemplate; None for a queue the configuration no longer has (draining)."""
+    """From the configuration: a configured queue's own, a created leaf's from the
+    childtemplate its parent hands down; None for a queue the configuration no longer has
+    (draining)."""
     if part is None:
         return None
     configured = part.queues.get(queue.path)
@@ -77,7 +78,8 @@ def settings(part: model.PartitionModel | None, queue: Queue) -> Settings | None
 def created_from(part: model.PartitionModel, queue: Queue
                  ) -> tuple[dict[str, str], model.Template | None]:
     """What a queue a placement rule created was configured from: the properties of its
-    nearest configured ancestor, and its configured parent's childtemplate (leaves only)."""
+    nearest configured ancestor, and the childtemplate its parent hands down (leaves only;
+    a created parent inherits it, ``model.handed_down``)."""
     made = part.made.get(queue.path)
     if made is not None:
         return dict(made.inherited), made.template
@@ -85,8 +87,8 @@ def created_from(part: model.PartitionModel, queue: Queue
     while above is not None and above.path not in part.queues:
         above = above.parent
     inherited = dict(part.queues[above.path].properties) if above is not None else {}
-    parent = part.queues.get(queue.parent.path) if queue.parent is not None else None
-    template = parent.template if parent is not None and queue.is_leaf else None
+    template = model.handed_down(part, part.made, queue.parent.path) \
+        if queue.parent is not None and queue.is_leaf else None
     return inherited, template
 
 

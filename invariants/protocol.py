@@ -118,7 +118,8 @@ QUOTA_ON_PATH = check(
     "max for the types the allocation uses, counting the shim's own allocations; and an "
     "application that holds nothing yet only starts while every queue on the path has "
     "a maxapplications slot free. Max and maxapplications are the configuration's (a "
-    "leaf a placement rule created: the childtemplate it was created under).",
+    "leaf a placement rule created: the childtemplate its parent handed down when it "
+    "was created, the parent's own or inherited).",
     f"004 'Configurations & Semantics' (max-capacity); {G} 'Scheduling in queues with a "
     "quota set'; YuniKorn maxapplications",
     "A queue ran over its quota at some level of the path (a parent's max ignored, a "

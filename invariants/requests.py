@@ -88,7 +88,8 @@ def _admission(m: Monitor, rv: RMView, rm_id: str, add: si.AddApplicationRequest
         return None, "gang style"
     ph = add.placeholder_ask.as_dict() if add.placeholder_ask else {}
     if qty.positive(ph):
-        policy, maxes = _gang_rules(pm, core, anchor, placed)
+        policy, maxes = _gang_rules(pm, core, anchor, placed,
+                                    rv.created.get(add.partition_name or "default", {}))
         if policy == "fair":
             return None, "gang in a fair queue"
         if any(not qty.within(ph, mx) for mx in maxes):
@@ -96,8 +97,8 @@ def _admission(m: Monitor, rv: RMView, rm_id: str, add: si.AddApplicationRequest
     return placed, ""
 
 
-def _gang_rules(pm: model.PartitionModel, core: Any, anchor: str,
-                placed: model.Placed) -> tuple[str, list[dict[str, int]]]:
+def _gang_rules(pm: model.PartitionModel, core: Any, anchor: str, placed: model.Placed,
+                made: dict[str, model.Created]) -> tuple[str, list[dict[str, int]]]:
     """The sort policy and the maxes a gang is admitted against (created leaf included)."""
     parts = anchor.split(".")
     maxes = []
@@ -106,25 +107,37 @@ def _gang_rules(pm: model.PartitionModel, core: Any, anchor: str,
         if q is not None and q.max:
             maxes.append(dict(q.max))
 
-    def props_of(path: str) -> dict[str, str]:
-        configured, held = pm.queues.get(path), core.queues.get(path)
-        return dict(configured.properties if configured is not None
-                    else held.properties if held is not None else {})
+    def held(path: str) -> bool:
+        return path in pm.queues or core.queues.get(path) is not None
 
-    # A leaf created now below the anchor, or created below its parent by an earlier
-    # application of this same request, gets its parent's properties and childtemplate.
-    if len(placed.create) == 1:
+    def props_of(path: str) -> dict[str, str]:
+        # A queue created by an earlier application of this same request (not held yet)
+        # has its parent's properties.
+        while not held(path) and "." in path:
+            path = path.rsplit(".", 1)[0]
+        configured, queue = pm.queues.get(path), core.queues.get(path)
+        return dict(configured.properties if configured is not None
+                    else queue.properties if queue is not None else {})
+
+    # A leaf created now below the anchor (directly, or below parents created with it), or
+    # created by an earlier application of this same request, gets its parent's properties
+    # and the template the nearest held queue above it hands down (created parents inherit
+    # it: YUNIKORN-193, YUNIKORN-814).
+    if placed.create:
         creator: str | None = anchor
-    elif anchor not in pm.queues and core.queues.get(anchor) is None:
+    elif not held(anchor):
         creator = anchor.rsplit(".", 1)[0]
     else:
         creator = None
     props = props_of(creator or anchor)
-    above = pm.queues.get(creator) if creator is not None else None
-    if above is not None and above.template is not None:
-        props.update(above.template.properties)
-        if above.template.max:
-            maxes.append(dict(above.template.max))
+    if creator is not None:
+        while not held(creator) and "." in creator:
+            creator = creator.rsplit(".", 1)[0]
+        template = model.handed_down(pm, made, creator)
+        if template is not None:
+            props.update(template.properties)
+            if template.max:
+                maxes.append(dict(template.max))
     return model.policy_of(props), maxes
 
 
@@ -172,7 +185,8 @@ def accepted(m: Monitor, rv: RMView, call: Call, add: si.AddApplicationRequest,
     if placed is not None and placed.create and part is not None:
         made = rv.created.setdefault(add.partition_name or "default", {})
         for i, created in enumerate(placed.create):
-            made[created] = model.created_record(part, created, i == len(placed.create) - 1)
+            made[created] = model.created_record(part, created, i == len(placed.create) - 1,
+                                                 made)
     core = m.core_partition(call.rm_id, add.partition_name)
     app = core.apps.get(app_id) if core is not None else None
     if placed is not None and (app is None or app.queue is None

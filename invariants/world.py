@@ -241,10 +241,27 @@ class World:
                 r.termination_type == PREEMPTED for r in record.released()) \
                 and self._refused_for_guarantee():
             record.state["refused_guarantee"] = True
+        if step.call == "update_application" and self._template_inherited(record):
+            record.state["template_inherited"] = True
         for t in self._transitions:
             self.coverage.transition(t)
         self.coverage.observe(record)
         self._transitions = []
+
+    def _template_inherited(self, record: StepRecord) -> bool:
+        """A leaf a placement rule created in this step below a parent it also created (now
+        or before) took a childtemplate, by the shim's records of their creation."""
+        created = [e.message.split(" ")[1] for batch in record.of("send_event") for e in batch
+                   if e.message.endswith("created by a placement rule")]
+        for path in created:
+            parent = path.rsplit(".", 1)[0]
+            for rv in self.shim.rms.values():
+                for made in rv.created.values():
+                    leaf, above = made.get(path), made.get(parent)
+                    if leaf is not None and leaf.template is not None and above is not None \
+                            and above.hands_down is not None:
+                        return True
+        return False
 
     def _refused_for_guarantee(self) -> bool:
         """After a cycle that preempted nothing, an ask waits that met every trigger

@@ -231,3 +231,126 @@ def test_no_queue_name_and_no_placement_rules_is_rejected_with_its_own_reason() 
     with pytest.raises(pydantic.ValidationError, match="must not be blank"):
         si.AddApplicationRequest(application_id="app-3", queue_name="   ",
                                  ugi=si.UserGroupInformation(user="alice"))
+
+
+# -- childtemplate inheritance (YUNIKORN-193, YUNIKORN-814) ----------------------------
+
+def _inherit_config(root_queues: str, rule_parent: str) -> str:
+    """A user rule creating its leaf below the parent the fixed parent rule names (created
+    when missing)."""
+    return ("partitions:\n  - name: default\n    placementrules:\n      - name: user\n"
+            "        create: true\n        parent:\n          name: fixed\n"
+            f"          value: {rule_parent}\n          create: true\n"
+            "    queues:\n      - name: root\n        submitacl: '*'\n        queues:\n"
+            + root_queues)
+
+
+TEMPLATED = ("          - name: org\n            parent: true\n            childtemplate:\n"
+             "              maxapplications: 1\n              properties:\n"
+             "                application.sort.policy: stateaware\n"
+             "                priority.offset: '7'\n              resources:\n"
+             "                max: {memory: 30}\n                guaranteed: {memory: 10}\n")
+
+
+def dumped(api: Scheduler, path: str) -> dict[str, object]:
+    return next(q for q in api.state_dump()["partitions"][0]["queues"] if q["path"] == path)
+
+
+def test_a_leaf_created_two_levels_below_a_template_gets_it() -> None:
+    """YuniKorn ``addChildQueue``: a created parent inherits its parent's template, and the
+    leaf created below it takes it (max, guaranteed, maxapplications, properties)."""
+    api, shim, rec, _clock = make(_inherit_config(TEMPLATED, "root.org.team"))
+    submit(api, "app-1")
+    submit(api, "app-2")
+    assert shim.accepted_apps == ["app-1", "app-2"]
+    assert app_queue(api, "app-1") == "root.org.team.alice"
+    leaf = dumped(api, "root.org.team.alice")
+    assert leaf["max"] == {"memory": 30} and leaf["guaranteed"] == {"memory": 10}
+    assert leaf["sort_policy"] == "stateaware" and not leaf["parent"]
+    team = dumped(api, "root.org.team")
+    assert team["max"] is None and team["parent"]
+    api.update_node(si.NodeRequest(rm_id=RM, nodes=[si.NodeInfo(
+        node_id="n1", action=si.NodeAction.CREATE,
+        schedulable_resource=si.Resource.of(memory=100, vcore=10))]))
+    api.update_allocation(si.AllocationRequest(rm_id=RM, asks=[si.AllocationAsk(
+        allocation_key=f"k{i}", application_id=app, max_allocations=5,
+        resource_ask=si.Resource.of(memory=10, vcore=1))
+        for i, app in enumerate(("app-1", "app-2"))]))
+    assert api.schedule() == 3, "the inherited template's max caps the leaf"
+    apps = {a["application_id"]: a for a in api.state_dump()["partitions"][0]["applications"]}
+    assert not apps["app-2"]["allocated"], "maxapplications 1 from the inherited template"
+    assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+def test_a_configured_parent_without_a_template_hands_its_parents_down() -> None:
+    """A configured parent with no childtemplate of its own inherits its parent's."""
+    api, _shim, rec, _clock = make(_inherit_config(
+        TEMPLATED + "            queues:\n              - name: dept\n"
+        "                parent: true\n", "root.org.dept"))
+    submit(api, "app-1")
+    assert app_queue(api, "app-1") == "root.org.dept.alice"
+    assert dumped(api, "root.org.dept.alice")["max"] == {"memory": 30}
+    assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+def test_a_parents_own_template_overrides_the_inherited_one() -> None:
+    """YuniKorn ``TestTemplateIsNotOverrideByParent``: a parent's own template wins."""
+    api, _shim, rec, _clock = make(_inherit_config(
+        TEMPLATED + "            queues:\n              - name: dept\n"
+        "                parent: true\n                childtemplate:\n"
+        "                  resources:\n                    max: {memory: 20}\n",
+        "root.org.dept.team"))
+    submit(api, "app-1")
+    assert app_queue(api, "app-1") == "root.org.dept.team.alice"
+    leaf = dumped(api, "root.org.dept.team.alice")
+    assert leaf["max"] == {"memory": 20} and leaf["guaranteed"] is None
+    assert leaf["sort_policy"] == "fifo"
+    assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+@pytest.mark.parametrize("empty", [
+    "                childtemplate: {}\n",
+    "                childtemplate:\n                  maxapplications: 0\n"
+    "                  properties: {}\n                  resources: {max: {}}\n",
+], ids=["bare", "zeroes"])
+def test_an_empty_template_counts_as_none(empty: str) -> None:
+    """YuniKorn ``TestSetTemplate``: a template setting nothing is no template, so the
+    parent's is inherited instead."""
+    api, _shim, rec, _clock = make(_inherit_config(
+        TEMPLATED + "            queues:\n              - name: dept\n"
+        "                parent: true\n" + empty, "root.org.dept"))
+    submit(api, "app-1")
+    assert dumped(api, "root.org.dept.alice")["max"] == {"memory": 30}
+    assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+def test_gang_admission_honours_an_inherited_template_max() -> None:
+    api, shim, rec, _clock = make(_inherit_config(TEMPLATED, "root.org.team"))
+    for app_id, memory in (("gang-big", 40), ("gang-ok", 20)):
+        api.update_application(si.ApplicationRequest(rm_id=RM, new=[si.AddApplicationRequest(
+            application_id=app_id, queue_name="", ugi=si.UserGroupInformation(user="alice"),
+            placeholder_ask=si.Resource.of(memory=memory))]))
+    assert [r.application_id for r in shim.rejected_apps] == ["gang-big"]
+    assert shim.accepted_apps == ["gang-ok"]
+    assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+def test_a_reload_keeps_a_created_parents_template_and_recomputes_configured_ones() -> None:
+    """Design notes: a created parent keeps the template it inherited (a reload leaves
+    created queues alone); a configured parent's inherited template follows the reload."""
+    api, shim, rec, _clock = make(_inherit_config(
+        TEMPLATED + "            queues:\n              - name: dept\n"
+        "                parent: true\n", "root.org.team"))
+    submit(api, "app-1")
+    reloaded = _inherit_config(TEMPLATED.replace("{memory: 30}", "{memory: 50}")
+                               + "            queues:\n              - name: dept\n"
+                               "                parent: true\n", "root.org.team")
+    api.update_configuration(si.UpdateConfigurationRequest(rm_id=RM, config=reloaded))
+    submit(api, "app-2", user="bob")
+    assert dumped(api, "root.org.team.bob")["max"] == {"memory": 30}
+    reloaded = reloaded.replace("value: root.org.team", "value: root.org.dept")
+    api.update_configuration(si.UpdateConfigurationRequest(rm_id=RM, config=reloaded))
+    submit(api, "app-3", user="carol")
+    assert dumped(api, "root.org.dept.carol")["max"] == {"memory": 50}
+    assert shim.accepted_apps == ["app-1", "app-2", "app-3"]
+    assert check_all(CheckContext(api, recorder=rec)) == []

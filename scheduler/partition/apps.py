@@ -112,7 +112,9 @@ def check_submission(
     if res.any_positive(app.placeholder_ask):
         policy = queue.sort_policy
         limits = [(q.path, q.max) for q in queue.ancestry() if q.max is not None]
-        template = queue.child_template if len(placement.create) == 1 else None
+        # The leaf created below ``queue`` (directly, or below parents created with it, which
+        # inherit) takes ``queue``'s template.
+        template = queue.child_template if placement.create else None
         if template is not None:
             policy = sort_policy({**queue.properties, **template.properties})
             if template.resources.max:

@@ -12,7 +12,7 @@ configuration writes them in.
 from __future__ import annotations
 
 from .. import policies, preemption, priority, si, ugm
-from ..config import PartitionConfig, QueueConfig, parse_acl, sort_policy
+from ..config import ChildTemplateConfig, PartitionConfig, QueueConfig, parse_acl, sort_policy
 from ..errors import ConfigError
 from ..objects import Queue
 from ..placement import fold
@@ -106,12 +106,31 @@ def _apply_queue(
     queue.sort_policy = sort_policy(queue.properties)
     priority.configure(queue, cfg.properties)
     preemption.configure(queue, cfg.properties)
-    queue.child_template = cfg.childtemplate
+    # YuniKorn: a parent's own childtemplate, else the one it inherits (recomputed on every
+    # apply: a configured queue follows today's configuration, see design notes).
+    queue.child_template = effective_template(cfg.childtemplate, parent)
     queue.submitacl = parse_acl(cfg.submitacl) if cfg.submitacl is not None else None
     queue.adminacl = parse_acl(cfg.adminacl) if cfg.adminacl is not None else None
     ledger.refresh_quota_flag(queue, "max lowered by a configuration update")
     for child in cfg.queues:
         _apply_queue(p, child, queue, seen)
+
+
+def template_is_empty(template: ChildTemplateConfig) -> bool:
+    """YuniKorn: a childtemplate setting nothing (no maxapplications, and no property, max or
+    guaranteed entry with both a name and a value) is no template."""
+    return template.maxapplications == 0 and not any(
+        k and v for k, v in template.properties.items()) and not template.resources.is_set
+
+
+def effective_template(
+    own: ChildTemplateConfig | None, parent: Queue | None
+) -> ChildTemplateConfig | None:
+    """The template a parent queue applies to the leaves created below it: its own when it
+    sets something, else the one its parent has (YUNIKORN-193, YUNIKORN-814)."""
+    if own is not None and not template_is_empty(own):
+        return own
+    return parent.child_template if parent is not None else None
 
 
 def create(p: PartitionState, paths: tuple[str, ...]) -> None:
@@ -130,6 +149,10 @@ def create(p: PartitionState, paths: tuple[str, ...]) -> None:
             queue.max = dict(template.resources.max) or None
             queue.guaranteed = dict(template.resources.guaranteed) or None
             queue.max_applications = template.maxapplications
+        if not is_leaf:
+            # YuniKorn: a created parent hands its parent's template down to the leaves
+            # created below it, at any depth (kept as it is: a reload leaves it alone).
+            queue.child_template = template
         queue.sort_policy = sort_policy(queue.properties)
         # Offset and policy are the queue's own (YuniKorn does not inherit them): a created
         # leaf takes them from its parent's childtemplate only.
