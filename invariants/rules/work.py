@@ -622,11 +622,13 @@ def _second_preemption(g: Gen, app_id: str, leaf: str, partition: str, size: int
     # reserved for another ask): the shim deletes its pod, or room comes elsewhere.
     # Every other pod that never ran is deleted too: their reservations go with them.
     first = [k for k in rv.pending_asks(app_id) if k.preempted] + [
-        k for a in sorted(rv.apps) if a != app_id for k in rv.pending_asks(a)]
+        k for a in sorted(rv.apps) if a != app_id and rv.apps[a].partition == partition
+        for k in rv.pending_asks(a)]
     if first and g.side.random() < 0.5:
         yield g.request("update_allocation", si.AllocationRequest(
             rm_id=g.rm_id, releases=si.AllocationReleasesRequest(allocation_asks_to_release=[
-                si.AllocationAskRelease(partition_name=partition, application_id=k.app,
+                si.AllocationAskRelease(partition_name=rv.apps[k.app].partition,
+                                        application_id=k.app,
                                         allocation_key=k.key,
                                         termination_type=TT.STOPPED_BY_RM)
                 for k in first])))
