@@ -235,6 +235,13 @@ def _held_ask_allocated(rec: StepRecord) -> bool:
     return bool(rec.state.get("held_ask_allocated"))
 
 
+@goal("limits.reserved_app_held", "After a cycle, an application that had not started "
+      "still waited on the node it reserved, which had room for it by then, because another "
+      "application of its user or group took the only slot its maxapplications allows.")
+def _reserved_slot_held(rec: StepRecord) -> bool:
+    return bool(rec.state.get("reserved_slot_held"))
+
+
 @goal("priority.fence_decided", "In one cycle an allocation below a priority-fenced queue and "
       "one below its sibling went against their asks' priorities: the fence's offset decided.")
 def _fence_decided(rec: StepRecord) -> bool:
@@ -278,6 +285,12 @@ def _preempted_required(rec: StepRecord) -> bool:
       "leave its leaf below its guarantee.")
 def _refused_guarantee(rec: StepRecord) -> bool:
     return bool(rec.state.get("refused_guarantee"))
+
+
+@goal("preemption.while_releasing", "A preemption released its victims while victims of "
+      "an earlier one were still being released (not yet confirmed by the RM).")
+def _preempted_while_releasing(rec: StepRecord) -> bool:
+    return bool(rec.state.get("preempted_while_releasing"))
 
 
 @goal("preemption.placeholder_victim", "A gang lost a placeholder to preemption and then "

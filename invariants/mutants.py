@@ -564,6 +564,19 @@ MUTANTS: tuple[Mutant, ...] = (
       queues, "_apply_queue",
       "    queue.child_template = effective_template(cfg.childtemplate, parent)\n",
       "    queue.child_template = cfg.childtemplate\n"),
+    M("limits.reserved_skips_maxapplications", "limits",
+      "YuniKorn ugm rule 7: the reserved path holds an application that has not started while "
+      "its user's or group's maxapplications is reached (YUNIKORN-1986)", cycle,
+      "allocate_reserved",
+      "                and not eligibility.user_slot(p, app)\n"
+      "                and not eligibility.user_headroom(p, app, ask)\n",
+      "                and not eligibility.user_headroom(p, app, ask)\n"),
+    M("preemption.victim_already_released", "preemption",
+      "YuniKorn preemption: an allocation already being released (preempted earlier and not "
+      "yet confirmed, or a placeholder being replaced) is never chosen as a victim again "
+      "(YUNIKORN-3003, YUNIKORN-2141)", preemption.Preemptor, "eligible",
+      'if rule is None or alloc.state != "Allocated" or alloc.required_node:',
+      "if rule is None or alloc.required_node:"),
 )
 
 

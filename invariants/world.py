@@ -20,7 +20,7 @@ from scheduler.errors import ConfigError, UnknownResourceManager
 from scheduler.trace import REQUEST_CALLS, RM_CALLS, Step
 from statemachines import TransitionRecord
 
-from . import model, preemption, priority, view
+from . import limits, model, preemption, priority, view
 from . import quantities as qty
 from .coverage import Coverage, StepRecord
 from .monitor import ModelShim, Predicate
@@ -206,6 +206,13 @@ class World:
                 self._held_apps.add(state.application_id)
             if "would exceed its limit" in state.reason:
                 self._held_asks.add((state.application_id, state.allocation_key))
+        preempted_now = {r.uuid for r in record.released() if r.termination_type == PREEMPTED}
+        if preempted_now and any(
+                a.releasing == PREEMPTED and a.uuid not in preempted_now
+                for rv in self.shim.rms.values() for a in rv.allocs.values()):
+            record.state["preempted_while_releasing"] = True
+        if step.call == "schedule" and self._slot_held_reservation():
+            record.state["reserved_slot_held"] = True
         for rel in record.released():
             if rel.termination_type != PREEMPTED:
                 continue
@@ -261,6 +268,20 @@ class World:
                     if leaf is not None and leaf.template is not None and above is not None \
                             and above.hands_down is not None:
                         return True
+        return False
+
+    def _slot_held_reservation(self) -> bool:
+        """After a cycle, an ask of an application that has not started still waits on the
+        node it reserved, which now has room for it, because its user's or group's
+        ``maxapplications`` is taken by another application (YuniKorn's ugm rule 7)."""
+        for (app_id, key), node in self._reserved.items():
+            for rv in self.shim.rms.values():
+                ask, app = rv.asks.get((app_id, key)), rv.apps.get(app_id)
+                if ask is None or app is None or ask.pending <= 0 or node not in rv.nodes \
+                        or not qty.fits(ask.resource, rv.free(node)):
+                    continue
+                if "has not started" in limits.held_by_limits(rv, app, ask.resource):
+                    return True
         return False
 
     def _refused_for_guarantee(self) -> bool:

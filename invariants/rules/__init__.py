@@ -150,6 +150,12 @@ class Gen:
     counts: dict[str, int] = field(default_factory=dict)
     current: str = "register"
     """The rule whose steps are being produced (for ``--stats``)."""
+    side: random.Random = field(init=False)
+    """A side stream for choices added after the self-test's figures (a story's extra
+    endings): drawing from it leaves the case's own stream, and so its draws, as they were."""
+
+    def __post_init__(self) -> None:
+        self.side = random.Random(f"side-{self.scenario.seed}")
 
     # -- helpers ---------------------------------------------------------------
     @property

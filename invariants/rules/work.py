@@ -14,8 +14,9 @@ from typing import Any
 from scheduler import si
 from scheduler.trace import Step
 
-from .. import model
+from .. import limits, model
 from ..configs import CORE, NAMESPACES, USERS
+from ..preemption import delay as preemption_delay
 from ..preemption import disabled
 from ..shim import REQUIRED_NODE
 from . import NA, TT, Gen, rule
@@ -407,6 +408,95 @@ def priority_story(g: Gen) -> Iterator[Step]:
                         priority=g.rng.choice((-5, 0))))
     yield _send(g, _ask(g, high, g.new_id("ask-"), size, g.rng.randint(1, 2), priority=10))
     yield Step.schedule()
+    # Sometimes (a side draw: the case's own draws stay as they were) the story goes on to a
+    # reservation held by an application its user's limit holds back.
+    if g.side.random() < 0.5:
+        yield from slot_story(g)
+
+
+def slot_story(g: Gen) -> Iterator[Step]:
+    """An application that has not started holds a reservation, and its user's (or group's)
+    ``maxapplications`` fills before the node frees up (YuniKorn's ugm rule 7, YUNIKORN-1986).
+
+    A node joins and another user's pod fills it; application A of a user whose limit is
+    one application asks for the node's whole room (a required-node pod, or a pod too large
+    for every other node's free room) and reserves it; application B of the same user starts
+    first on a node of its own; then the filler ends. The reserved pass must not start A
+    while B holds the user's (or group's) only slot. Every choice comes from ``g.side``.
+    """
+    home = _slot_home(g)
+    if home is None:
+        return
+    partition, leaf, (user, groups), (other, other_groups, other_leaf) = home
+    rv = g.rv
+    largest = max((_memory(n.capacity) for n in rv.nodes.values()
+                   if n.partition == partition), default=0) if rv is not None else 0
+    size = g.side.choice((10, 20, 30))
+    required = g.side.random() < 0.5 or size <= largest
+    if not required:
+        size = largest + 5
+    joined = new_node(g, partition, size, 4 * CORE)
+    node = joined.request.nodes[0].node_id
+    yield joined
+    spare = new_node(g, partition, 10, 2 * CORE)
+    spare_node = spare.request.nodes[0].node_id
+    yield spare
+    filler, a, b = g.new_id("app-"), g.new_id("app-"), g.new_id("app-")
+    yield _submit_to(g, filler, other_leaf, partition,
+                     si.UserGroupInformation(user=other, groups=list(other_groups)))
+    yield _send(g, _ask(g, filler, g.new_id("ask-"), size, tags={REQUIRED_NODE: node}))
+    yield Step.schedule()
+    ugi = si.UserGroupInformation(user=user, groups=list(groups))
+    yield _submit_to(g, a, leaf, partition, ugi)
+    pinned: dict[str, Any] = {"tags": {REQUIRED_NODE: node}} if required else {}
+    yield _send(g, _ask(g, a, g.new_id("ask-"), size, **pinned))
+    yield Step.schedule()
+    yield _submit_to(g, b, leaf, partition, ugi)
+    yield _send(g, _ask(g, b, g.new_id("ask-"), 5, tags={REQUIRED_NODE: spare_node}))
+    yield Step.schedule()
+    rv = g.rv
+    held = [x for x in rv.running() if x.app == filler] if rv is not None else []
+    if rv is not None and held:
+        yield g.request("update_allocation", rv.release_request(held, TT.STOPPED_BY_RM))
+    yield Step.schedule()
+
+
+def _memory(r: dict[str, int]) -> int:
+    return int(r.get("memory", 0))
+
+
+def _slot_home(g: Gen) -> tuple[str, str, tuple[str, tuple[str, ...]],
+                                 tuple[str, tuple[str, ...], str]] | None:
+    """A leaf, a user who may submit there whose user or group limit on the path allows one
+    application and who runs none there yet, and another user with a leaf it may submit to."""
+    rv = g.rv
+    if rv is None:
+        return None
+    config = model.read(g.scenario.shape.text)
+    homes = []
+    for name in sorted(config.partitions):
+        pm = config.partitions[name]
+        for leaf in pm.leaves():
+            chain = pm.chain(leaf)
+            for user, groups in USERS:
+                if not model.may_submit(chain, user, groups):
+                    continue
+                group = limits.group_for(chain, groups)
+                tight = [(q, kind) for q in chain for kind, who in ((limits.USER, user),
+                                                                    (limits.GROUP, group))
+                         if (lim := limits.limit_for(q, kind, who)) is not None
+                         and lim.max_applications == 1]
+                if not tight or any(
+                        rv.holds_slot(a) and (a.user == user if kind == limits.USER
+                                              else a.group == group)
+                        for q, kind in tight for a in rv.apps_below(name, q.path)):
+                    continue
+                others = [(u, gs, p) for u, gs in USERS if u != user and not set(gs) & set(groups)
+                          for p in pm.leaves() if model.may_submit(pm.chain(p), u, gs)]
+                if others:
+                    homes.append((name, leaf, (user, groups),
+                                  others[g.side.randrange(len(others))]))
+    return homes[g.side.randrange(len(homes))] if homes else None
 
 
 def _priority_home(g: Gen) -> tuple[str, str, tuple[str, ...], str, str] | None:
@@ -505,11 +595,52 @@ def preemption_story(g: Gen) -> Iterator[Step]:
         # Room comes back before the cycle: the ask must take it, not preempt.
         yield new_node(g, partition, size, 4 * CORE)
     yield Step.schedule()
+    if g.side.random() < 0.4:
+        yield from _second_preemption(g, late, ask_leaf, partition, size, (hog,))
     if g.rng.random() < 0.5:
         # Late confirmations, and the clock past the 15 s between two attempts of one ask.
         yield Step.advance(31.0)
         yield Step.schedule()
     yield from confirmations(g, g.rng.choice(("all", "all", "first", "none", "twice")))
+    yield Step.schedule()
+
+
+def _second_preemption(g: Gen, app_id: str, leaf: str, partition: str, size: int,
+                       others: tuple[str, ...] = ()) -> Iterator[Step]:
+    """While the victims of a preemption are released and not yet confirmed, another ask
+    of the same application arrives and waits past its leaf's delay: a second preemption
+    must not pick a victim already being released (YUNIKORN-3003, YUNIKORN-2141). Drawn
+    from ``g.side`` (the story's own draws stay as they were)."""
+    rv = g.rv
+    if rv is None or app_id not in rv.apps or not any(
+            a.releasing == TT.PREEMPTED_BY_SCHEDULER for a in rv.running()):
+        return
+    pm = model.read(g.scenario.shape.text).partitions.get(partition)
+    chain = pm.chain(leaf) if pm is not None else []
+    wait = preemption_delay(chain[0]) if chain else 30.0
+    # The first ask leaves the node it holds (a second preemption never looks at a node
+    # reserved for another ask): the shim deletes its pod, or room comes elsewhere.
+    # Every other pod that never ran is deleted too: their reservations go with them.
+    first = [k for k in rv.pending_asks(app_id) if k.preempted] + [
+        k for a in sorted(rv.apps) if a != app_id and rv.apps[a].partition == partition
+        for k in rv.pending_asks(a)]
+    if first and g.side.random() < 0.5:
+        yield g.request("update_allocation", si.AllocationRequest(
+            rm_id=g.rm_id, releases=si.AllocationReleasesRequest(allocation_asks_to_release=[
+                si.AllocationAskRelease(partition_name=rv.apps[k.app].partition,
+                                        application_id=k.app,
+                                        allocation_key=k.key,
+                                        termination_type=TT.STOPPED_BY_RM)
+                for k in first])))
+    elif first:
+        yield new_node(g, partition, size, 4 * CORE)
+        yield Step.schedule()
+    yield _send(g, _ask(g, app_id, g.new_id("ask-"), g.side.choice((size, 5)),
+                        priority=g.side.choice((0, 10)),
+                        preemption_policy=si.PreemptionPolicy(allow_preempt_self=True,
+                                                              allow_preempt_other=True)))
+    yield Step.schedule()
+    yield Step.advance(max(wait, 15.0) + 1.0)
     yield Step.schedule()
 
 
