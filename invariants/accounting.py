@@ -217,16 +217,26 @@ def _references(ctx: CheckContext) -> Iterator[Violation]:
     "A reservation is held only on a schedulable node of the partition, for an ask "
     "that is still pending and fits the node's capacity - occupied; node and "
     "partition agree on it; once a node is reserved, only the reserved ask is allocated "
-    "on it.",
-    "004 'Implementation' (reserve room against fragmentation)",
+    "on it. An ordinary reservation (not a required-node ask's, not a preempting ask's) "
+    "is made only on a node the RM's predicates accept for the ask.",
+    "004 'Implementation' (reserve room against fragmentation); 002 Predicates "
+    "(allocate=false: a reservation); YuniKorn reserves only where the predicates pass "
+    "(YUNIKORN-87)",
     "A node is kept for an ask that can never use it: other work is blocked for nothing.",
 )
 def _reservations(ctx: CheckContext) -> Iterator[Violation]:
+    # The checker's own predicates function (the one the model shim registered).
+    passes = ctx.extra.get("predicate")
     for p in partitions(ctx.scheduler):
         for (app_id, key), node in p.reservations.items():
             subject = f"reservation {p.name}/{app_id}/{key}"
             app = p.apps.get(app_id)
             ask = app.asks.get(key) if app is not None else None
+            if ask is not None and passes is not None and p.predicates is not None \
+                    and not ask.required_node and not ask.preempted \
+                    and not passes(key, node.id):
+                yield Violation("reservations.valid", subject,
+                                f"the RM's predicates refuse ask {key} on node {node.id}")
             if ask is None or ask.state != "Pending":
                 yield Violation("reservations.valid", subject, "its ask is not pending")
             elif app is not None and app.state not in SCHEDULABLE:

@@ -577,6 +577,52 @@ MUTANTS: tuple[Mutant, ...] = (
       "(YUNIKORN-3003, YUNIKORN-2141)", preemption.Preemptor, "eligible",
       'if rule is None or alloc.state != "Allocated" or alloc.required_node:',
       "if rule is None or alloc.required_node:"),
+    # From YuniKorn's history (gang, preemption, reservations): each a fixed bug of that kind.
+    M("preemption.unguaranteed_leaf_triggers", "preemption",
+      "yunikorn-behaviour 2.3 'Within guarantee' (law 4): a leaf with no guarantee on its path "
+      "is never within it, so its asks never preempt (YUNIKORN-1951)",
+      preemption.Trial, "within",
+      "    if not leaf.guaranteed:\n        return False\n", ""),
+    M("preemption.reserved_only_within_headroom", "preemption",
+      "yunikorn-behaviour 2.5 step 7: the chosen node is reserved for the ask even when its "
+      "queue headroom does not fit it yet (YUNIKORN-2270)", victims, "commit",
+      "    if node.reservation != mine:\n",
+      "    if node.reservation != mine and reservations.eligibility.headroom(app, ask):\n"),
+    M("reservations.kept_when_placed_elsewhere", "reservations",
+      "004 reservations: an ask placed on another node than the one it reserved frees the "
+      "reserved node (YUNIKORN-2978)", allocate, "allocate",
+      "    if p.reservations:\n        reservations.cancel(p, app.id, ask.key)\n",
+      "    if p.reservations.get((app.id, ask.key)) is node:\n"
+      "        reservations.cancel(p, app.id, ask.key)\n"),
+    M("reservations.reserved_without_predicates", "reservations",
+      "002 Predicates (allocate=false) with 004 reservations: a node is reserved only if the "
+      "RM's predicates accept the ask there (YUNIKORN-87)", allocate, "reserve_or_fail",
+      "        if res.fits(ask.resource, res.sub(node.capacity, node.occupied)) and \\\n"
+      "                predicates(p, ask, node, False):",
+      "        if res.fits(ask.resource, res.sub(node.capacity, node.occupied)):"),
+    M("preemption.required_waits_behind_reservation", "reservations",
+      "yunikorn-behaviour 2.6 step 1: a required-node ask cancels an ordinary ask's "
+      "reservation of its node; only another required-node ask's holds it back "
+      "(YUNIKORN-1398)", required_node, "try_required",
+      "        if other_ask is not None and other_ask.required_node:",
+      "        if other_ask is not None:"),
+    M("gang.extra_real_asks_wait", "gang",
+      "001 'Scheduler logic changes' with yunikorn-behaviour 2.7: a real ask of a task group "
+      "with no placeholder left to replace is scheduled as a normal ask (YUNIKORN-1242)",
+      cycle, "try_leaf",
+      "                if gang.wait_for_preempted(p, app, ask):\n                    continue\n",
+      "                continue\n"),
+    M("preemption.required_victims_by_age_only", "preemption",
+      "yunikorn-behaviour 2.6 step 2: a required-node ask's victims go lowest priority first "
+      "(YUNIKORN-1184)", required_node, "choose",
+      "key=lambda a: (_kind(a), a.priority, -a.seq))", "key=lambda a: (_kind(a), -a.seq))"),
+    M("gang.timeout_releases_replaced_placeholder", "gang",
+      "001 'Cleanup' with step 2: the placeholder timeout leaves a placeholder already being "
+      "replaced alone (YUNIKORN-586)", gang, "release_placeholders",
+      '        if alloc.placeholder and alloc.state == "Allocated":',
+      '        if alloc.placeholder and alloc.state == "Releasing":\n'
+      "            ledger.report_release(p, alloc, TT.TIMEOUT, message)\n"
+      '        if alloc.placeholder and alloc.state == "Allocated":'),
 )
 
 

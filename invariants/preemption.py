@@ -62,7 +62,8 @@ VICTIMS = P.check(
     "released; after the victims leave, every victim leaf is still at or above its "
     "guarantee. Required-node preemption takes victims only on the required node, never "
     "a required-node allocation or one of a higher priority than the ask, and they with the "
-    "node's free room cover the ask.",
+    "node's free room cover the ask; they are taken regular ones first, then opted-out ones, "
+    "then originators, and lowest priority first.",
     f"{SOURCE}: laws 2, 3, 5, 6, 7; findEligiblePreemptionVictims; "
     "tryRequiredNodePreemption",
     "A queue is pushed below its guarantee, a fence or a priority is crossed, or an "
@@ -439,6 +440,35 @@ def _judge_required(m: Monitor, rv: RMView, subject: str, ask: AskView,
     if not qty.fits(ask.resource, freed):
         m.report(VICTIMS, subject, f"the victims with the node's free room "
                  f"({qty.show(freed)}) do not cover the ask {qty.show(ask.resource)}")
+    _required_order(m, rv, subject, ask, victims)
+
+
+def _victim_kind(a: AllocView) -> int:
+    """Regular, then opted out of preemption, then originators (behaviour 2.6 step 2)."""
+    return 2 if a.originator else 1 if not a.may_be_victim else 0
+
+
+def _required_order(m: Monitor, rv: RMView, subject: str, ask: AskView,
+                    victims: list[AllocView]) -> None:
+    """Behaviour 2.6 step 2: the candidates on the node are taken in order (kind, then
+    priority ascending, then newest) until they cover the ask, so no candidate left
+    running comes before a victim in kind and priority. Age and size are not judged (the
+    shim's clock does not order allocations of one call)."""
+    taken = {v.uuid for v in victims}
+    wanted = [k for k, v in ask.resource.items() if v]
+    passed = [a for a in rv.allocs.values()
+              if a.node == ask.required_node and a.uuid not in taken and a.releasing is None
+              and not a.required_node and a.priority <= ask.priority
+              and any(a.resource.get(k, 0) for k in wanted)]
+    for v in victims:
+        rank = (_victim_kind(v), v.priority)
+        for a in passed:
+            if (_victim_kind(a), a.priority) < rank:
+                m.report(VICTIMS, subject, f"victim {v.uuid} ({v.app}/{v.key}, priority "
+                         f"{v.priority}) was taken while {a.uuid} ({a.app}/{a.key}, priority "
+                         f"{a.priority}) on the same node, which comes first (regular, then "
+                         "opted out, then originators; lower priority first), was left")
+                return
 
 
 def reservations_made(m: Monitor, rv: RMView, call: Call) -> None:

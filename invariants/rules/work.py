@@ -672,6 +672,11 @@ def _preemption_home(g: Gen) -> tuple[str, str, tuple[str, ...], str, str] | Non
                             fenced.append(home)
                     else:
                         asking.append(home)
+    # An asking side without a guarantee is worth judging only against a victim that could
+    # lose tasks (one with a guarantee on its path): that pair must still never preempt
+    # (YUNIKORN-1951).
+    other = [h for h in other if any(q.guaranteed for q in config.partitions[h[0]].chain(
+        h[3]))] or other
     draw = g.rng.random()
     # A fence matters only when the room sits outside it: that pair gets a share of its own.
     homes = (fenced if draw < 0.25 else guarded if draw < 0.7 else asking if draw < 0.85
