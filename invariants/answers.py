@@ -378,6 +378,20 @@ def gang_timeout_response(m: Monitor, rv: RMView, call: Call) -> None:
                      f"placeholder asks {asks} in the same response")
 
 
+def expected_due(rv: RMView) -> list[float]:
+    """When the timers the shim expects fall due, read from what it sent and saw: the ones
+    :func:`timers` holds the core to (the explorer's clock stops at each, so a core that
+    set a timer late, or never, is seen at the time it should have acted)."""
+    due = [a.created + a.timeout_ms / 1000 for a in rv.allocs.values()
+           if a.timeout_ms > 0 and not a.recovered and a.releasing is None]
+    due += [app.placeholder_start + app.placeholder_timeout for app in rv.apps.values()
+            if app.gang and app.placeholder_start is not None and not app.placeholder_fired]
+    due += [app.state_since + COMPLETING_TIMEOUT for app in rv.apps.values()
+            if app.state == "Completing"]
+    due += [since + RETENTION for since in rv.finished.values()]
+    return due
+
+
 def timers(m: Monitor, rv: RMView, call: Call) -> None:
     """After ``schedule()``: everything due at the clock's time has fired."""
     now = call.now

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from scheduler import si
 from scheduler.trace import Step
 
-from .. import model, preemption, view
+from .. import answers, model, preemption, view
 from ..configs import CORE
 from ..rules.rm import resync
 from ..shim import REQUIRED_NODE, AllocView, RMView
@@ -371,9 +371,13 @@ def _schedule(a: Action, w: World, rv: RMView) -> Iterator[Step]:
 
 
 def next_live_timer(world: World) -> float | None:
-    """When the next timer that will act falls due, if one is still ahead."""
+    """When the next timer falls due, if one is still ahead: the core's own that will act,
+    or one the shim expects (``answers.expected_due``), so the clock never jumps past the
+    time a core that set its timer late, or never, should have acted."""
     now = world.clock.now()
     due = [t[0] for t in view.timers(world.api) if t[3] and t[0] > now]
+    for rv in world.shim.rms.values():
+        due += [t for t in answers.expected_due(rv) if t > now]
     return min(due) if due else None
 
 

@@ -60,6 +60,40 @@ BEYOND_SCOPES: dict[str, str] = {
     "priority.offset_ignored": "no scope's configuration sets a priority.offset",
     "priority.apps_by_policy_only": "no scope has two applications of different priorities "
                                     "in one leaf",
+    "nodes.update_keeps_partition_total":
+        "no scope changes a node's capacity (an UPDATE of its schedulable resource)",
+    "release.confirmation_type_ignored":
+        "no scope confirms a release with another termination type than the release's",
+    "limits.wildcard_not_on_root":
+        "no scope sets a `*` user limit on root",
+    "limits.parent_against_leaf_usage":
+        "no user of the limits scope holds allocations in both leaves under the limited parent",
+    "limits.reserved_skips_headroom":
+        "no scope reserves a node for an ask of a limited user",
+    "limits.wildcard_group_ignored":
+        "the limits scope has no `*` group limit",
+    "priority.created_leaf_no_offset":
+        "no scope's configuration has a childtemplate",
+    "queues.created_leaf_no_template_quota":
+        "no scope's configuration has a childtemplate",
+    "queues.created_parent_drops_template":
+        "no scope's configuration has a childtemplate",
+    "queues.configured_parent_drops_template":
+        "no scope's configuration has a childtemplate",
+    "limits.reserved_skips_maxapplications":
+        "no scope reserves a node for an application its user's maxapplications holds back",
+    "preemption.victim_already_released":
+        "the preemption scope preempts once: no second preemption while victims are unconfirmed",
+    "preemption.unguaranteed_leaf_triggers":
+        "every leaf of the preemption scope has a guarantee",
+    "preemption.reserved_only_within_headroom":
+        "no max in the preemption scope: the asking leaf's headroom always fits",
+    "reservations.reserved_without_predicates":
+        "no scope has a predicates callback",
+    "preemption.required_waits_behind_reservation":
+        "no scope sends a required-node ask",
+    "preemption.required_victims_by_age_only":
+        "no scope sends a required-node ask",
 }
 """Broken cores whose bug needs something no scope's alphabet has, and why: the random
 checker's self-test finds them (``docs/checker.md``); here a miss is reported, not failed."""
