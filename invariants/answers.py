@@ -7,7 +7,7 @@ monitor calls them as the callbacks arrive and when the call ends.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import statemachines
@@ -378,50 +378,56 @@ def gang_timeout_response(m: Monitor, rv: RMView, call: Call) -> None:
                      f"placeholder asks {asks} in the same response")
 
 
+def _armed(rv: RMView) -> Iterator[tuple[str, Any, float]]:
+    """The timers the shim expects, read from what it sent and saw, each as ``(kind,
+    target, when it falls due)``: the allocation, the application, or the id of a finished
+    one."""
+    for a in rv.allocs.values():
+        if a.timeout_ms > 0 and not a.recovered and a.releasing is None:
+            yield "execution", a, a.created + a.timeout_ms / 1000
+    for app in rv.apps.values():
+        if app.gang and app.placeholder_start is not None and not app.placeholder_fired:
+            yield "placeholder", app, app.placeholder_start + app.placeholder_timeout
+        if app.state == "Completing":
+            yield "completing", app, app.state_since + COMPLETING_TIMEOUT
+    for app_id, since in rv.finished.items():
+        yield "retention", app_id, since + RETENTION
+
+
 def expected_due(rv: RMView) -> list[float]:
-    """When the timers the shim expects fall due, read from what it sent and saw: the ones
-    :func:`timers` holds the core to (the explorer's clock stops at each, so a core that
-    set a timer late, or never, is seen at the time it should have acted)."""
-    due = [a.created + a.timeout_ms / 1000 for a in rv.allocs.values()
-           if a.timeout_ms > 0 and not a.recovered and a.releasing is None]
-    due += [app.placeholder_start + app.placeholder_timeout for app in rv.apps.values()
-            if app.gang and app.placeholder_start is not None and not app.placeholder_fired]
-    due += [app.state_since + COMPLETING_TIMEOUT for app in rv.apps.values()
-            if app.state == "Completing"]
-    due += [since + RETENTION for since in rv.finished.values()]
-    return due
+    """When the timers :func:`timers` holds the core to fall due (the explorer's clock stops
+    at each, so a core that set a timer late, or never, is seen when it should have acted)."""
+    return [due for _kind, _target, due in _armed(rv)]
 
 
 def timers(m: Monitor, rv: RMView, call: Call) -> None:
     """After ``schedule()``: everything due at the clock's time has fired."""
-    now = call.now
-    for a in rv.allocs.values():
-        if a.timeout_ms > 0 and not a.recovered and a.releasing is None \
-                and now >= a.created + a.timeout_ms / 1000:
-            m.report(P.TIMERS, f"allocation {a.uuid}",
-                     f"past its execution timeout ({a.timeout_ms} ms) and not released")
-    for app in rv.apps.values():
-        subject = f"application {app.id}"
-        if app.gang and app.placeholder_start is not None and not app.placeholder_fired \
-                and now >= app.placeholder_start + app.placeholder_timeout:
-            app.placeholder_fired = True
-            if app.state == "Accepted":
+    for kind, target, due in _armed(rv):
+        if call.now < due:
+            continue
+        if kind == "execution":
+            m.report(P.TIMERS, f"allocation {target.uuid}",
+                     f"past its execution timeout ({target.timeout_ms} ms) and not released")
+        elif kind == "placeholder":
+            target.placeholder_fired = True
+            subject = f"application {target.id}"
+            if target.state == "Accepted":
                 m.report(P.TIMERS, subject, "past its placeholder timeout and still Accepted")
-            elif app.state == "Running" and any(
-                    a.placeholder and a.releasing is None for a in rv.allocs_of(app.id)):
+            elif target.state == "Running" and any(
+                    a.placeholder and a.releasing is None for a in rv.allocs_of(target.id)):
                 m.report(P.TIMERS, subject, "past its placeholder timeout with placeholders "
                          "not released")
-        if app.state == "Completing" and now >= app.state_since + COMPLETING_TIMEOUT:
-            held = rv.allocs_of(app.id)
+        elif kind == "completing":
+            subject = f"application {target.id}"
+            held = rv.allocs_of(target.id)
             if not held:
                 m.report(P.TIMERS, subject, "Completing for 30 s, holding nothing, not "
                          "Completed")
             elif any(a.releasing is None for a in held):
                 m.report(P.TIMERS, subject, "Completing for 30 s with placeholders not released")
-    for app_id, since in rv.finished.items():
-        done = rv.apps.get(app_id)
-        if done is None or m.core_partition(rv.rm_id, done.partition) is None:
-            continue  # its partition was removed by a reload, and it with it
-        if now >= since + RETENTION:
-            m.report(P.TIMERS, f"application {app_id}", "terminated longer than the retention "
+        else:
+            done = rv.apps.get(target)
+            if done is None or m.core_partition(rv.rm_id, done.partition) is None:
+                continue  # its partition was removed by a reload, and it with it
+            m.report(P.TIMERS, f"application {target}", "terminated longer than the retention "
                      "and not expired")

@@ -110,11 +110,15 @@ def _gang_rules(pm: model.PartitionModel, core: Any, anchor: str, placed: model.
     def held(path: str) -> bool:
         return path in pm.queues or core.queues.get(path) is not None
 
-    def props_of(path: str) -> dict[str, str]:
-        # A queue created by an earlier application of this same request (not held yet)
-        # has its parent's properties.
+    def nearest_held(path: str) -> str:
+        # Queues created by an earlier application of this same request are not held yet:
+        # they have what the nearest held queue above them has.
         while not held(path) and "." in path:
             path = path.rsplit(".", 1)[0]
+        return path
+
+    def props_of(path: str) -> dict[str, str]:
+        path = nearest_held(path)
         configured, queue = pm.queues.get(path), core.queues.get(path)
         return dict(configured.properties if configured is not None
                     else queue.properties if queue is not None else {})
@@ -131,9 +135,7 @@ def _gang_rules(pm: model.PartitionModel, core: Any, anchor: str, placed: model.
         creator = None
     props = props_of(creator or anchor)
     if creator is not None:
-        while not held(creator) and "." in creator:
-            creator = creator.rsplit(".", 1)[0]
-        template = model.handed_down(pm, made, creator)
+        template = model.handed_down(pm, made, nearest_held(creator))
         if template is not None:
             props.update(template.properties)
             if template.max:
