@@ -56,12 +56,12 @@ class _Callback:
         self._shim = shim
         self._rm = rm_id
         if shim.predicate is not None:
-            predicate = shim.predicate
+            self.predicates = self._predicates
 
-            def predicates(args: si.PredicatesArgs) -> bool:
-                return predicate(args.allocation_key, args.node_id)
-
-            self.predicates = predicates
+    def _predicates(self, args: si.PredicatesArgs) -> bool:
+        """The shim's predicates; a method, so that the explorer can pickle the world."""
+        assert self._shim.predicate is not None
+        return self._shim.predicate(args.allocation_key, args.node_id)
 
     def _guard(self, handler: Callable[[str, Any], None], message: Any) -> None:
         try:

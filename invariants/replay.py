@@ -47,8 +47,9 @@ def world_for(head: dict[str, Any]) -> World:
     checker = head.get("checker") or {}
     options = {"rm_pause_timeout": checker["rm_pause_timeout"]} \
         if checker.get("rm_pause_timeout") is not None else {}
-    return World(float(head.get("clock_start", 0.0)), predicate_for(checker.get(
-        "predicate_salt")), scheduler_options=options)
+    return World(float(head.get("clock_start", 0.0)), predicate_for(
+        checker.get("predicate_salt"), checker.get("predicates_refuse") or ()),
+        scheduler_options=options)
 
 
 def run(trace: Trace, out: TextIO | None = None) -> Replayed:

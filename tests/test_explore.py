@@ -11,7 +11,7 @@ from invariants import liveness
 from invariants.explore import SCOPES, Options, search
 from invariants.explore.closure import run as quiesce
 from invariants.explore.fingerprint import FIELDS, fingerprint
-from invariants.explore.search import replay_path, root, take
+from invariants.explore.search import node_classes, replay_path, root, take
 from invariants.mutants import applied, by_name
 from invariants.world import World
 from scheduler import objects
@@ -59,6 +59,16 @@ def test_symmetry_merges_equal_nodes_and_only_them() -> None:
     with_symmetry = search(Options(SCOPES["small"], 5))
     without = search(Options(SCOPES["small"], 5, symmetry=False))
     assert with_symmetry.stats.distinct < without.stats.distinct
+
+
+def test_a_node_a_required_node_ask_names_is_not_interchangeable() -> None:
+    """``node-1`` and ``node-2`` are of one size, but an ask of the scope requires
+    ``node-1``: a state and the same state with the nodes swapped are two states."""
+    classes = node_classes(SCOPES["predicates"])
+    assert classes["node-1"] != classes["node-2"]
+    a = _walk("predicates", "node node-1")
+    b = _walk("predicates", "node node-2")
+    assert fingerprint(a, True, classes) != fingerprint(b, True, classes)
 
 
 def test_symmetry_does_not_change_the_verdict_on_a_broken_core() -> None:
@@ -128,6 +138,20 @@ def test_the_counterexample_is_a_replayable_trace(tmp_path: Path,
     assert main(["replay", str(trace), "--quiet"]) == 0
 
 
+def test_a_trace_keeps_the_scopes_predicates(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """The pairs the scope's predicates refuse go into the trace, so it replays alone."""
+    with applied(by_name("reservations.reserved_without_predicates")):
+        code = main(["explore", "--scope", "predicates", "--depth", "3", "--out",
+                     str(tmp_path), "--quiet"])
+        assert code == 1, capsys.readouterr().out
+        trace = next(tmp_path.glob("*.jsonl"))
+        head = json.loads(trace.read_text().splitlines()[0])
+        assert head["checker"]["predicates_refuse"] == [["big", "node-1"], ["d1", "node-1"]]
+        assert main(["replay", str(trace), "--quiet"]) == 1
+    assert main(["replay", str(trace), "--quiet"]) == 0
+
+
 def test_a_liveness_violation_replays_from_its_trace(tmp_path: Path) -> None:
     """A trace that ends quiescent is judged for liveness by ``replay`` too."""
     with applied(by_name("gang.literal_placeholder_timeout")):
@@ -178,6 +202,10 @@ def test_a_scope_runs_on_another_configuration(tmp_path: Path) -> None:
     ("nodes.binpacking_ignored", "sorting", 5),
     # The clock stops where the shim expects a timer, not only where the core set one.
     ("recovery.placeholder_timeout_default", "small", 5),
+    # A childtemplate, required-node asks, the RM's predicates (pickled with the world).
+    ("queues.created_leaf_no_template_quota", "template", 3),
+    ("preemption.required_higher_priority", "required", 5),
+    ("nodes.reserved_allocation_skips_predicates", "predicates", 3),
 ])
 def test_broken_cores_are_found_at_their_shortest_depth_deterministically(
         mutant: str, scope: str, depth: int) -> None:

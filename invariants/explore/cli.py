@@ -171,7 +171,8 @@ def _report(args: argparse.Namespace, opts: Options, result: Result) -> int:
     path = replay.write(Path(args.out) / name, config, CLOCK_START, steps, {
         "explore": opts.scope.name, "invariant": violations[0].invariant,
         "actions": [opts.scope.alphabet()[i].label for i in found.path],
-        "quiescent": found.liveness})
+        "quiescent": found.liveness,
+        "predicates_refuse": [list(pair) for pair in opts.scope.refused]})
     print("\nthe counterexample, as SI traffic:")
     again = replay.run(read_trace(path), sys.stdout)
     if not again.broke(violations[0].invariant):

@@ -22,7 +22,7 @@ from ..configs import CORE
 from ..rules.rm import resync
 from ..shim import REQUIRED_NODE, AllocView, RMView
 from ..world import World
-from .texts import ADMISSION, CONFIG, LIMITS, PREEMPTION, RELOADED, SORTING
+from .texts import ADMISSION, CONFIG, LIMITS, PREEMPTION, RELOADED, REQUIRED, SORTING, TEMPLATE
 
 RM_ID = "explore-rm"
 TT = si.TerminationType
@@ -85,6 +85,9 @@ class Scope:
     config: str = CONFIG
     hunt_depth: int = 9
     """How deep ``explore --self-test`` searches it (at most ``depth``)."""
+    refused: tuple[tuple[str, str], ...] = ()
+    """``(ask key, node id)`` pairs the RM's predicates refuse; none: the RM registers no
+    predicates callback (every node passes)."""
 
     def alphabet(self) -> list[Action]:
         """Every action of the scope, in a fixed order (the order children are explored)."""
@@ -125,7 +128,9 @@ class Scope:
             + ", ".join(f"{k.key} {k.memory}x{k.repeats}{_traits(k)}" for k in a.asks)
             + (f", a {a.gang.style} gang of {a.gang.members}x{a.gang.memory}" if a.gang else "")
             for a in self.apps)
-        return (f"{self.name}: {self.doc}\n  nodes: {nodes}\n  applications: {apps}\n"
+        refused = "".join(f"\n  predicates refuse {k} on {n}" for k, n in self.refused)
+        return (f"{self.name}: {self.doc}\n  nodes: {nodes}\n  applications: {apps}"
+                f"{refused}\n"
                 f"  actions: {', '.join(k for k in KINDS if k in self.kinds)}; "
                 f"depth {self.depth}")
 
@@ -522,5 +527,36 @@ SCOPES: dict[str, Scope] = {s.name: s for s in (
                 AppShape("late-1", "root.aware", (AskShape("k1", 10, repeats=2),))),
           kinds=frozenset({"node", "submit", "placeholders", "ask", "schedule"}),
           depth=7, config=SORTING, hunt_depth=6),
+    Scope("template", "leaves a placement rule creates below a childtemplate: below the "
+          "templated parent, below a configured parent without a template, below a parent "
+          "the rule creates; each asks past the template's max, with a priority the "
+          "template's offset lifts",
+          nodes=(("node-1", 60),),
+          apps=(AppShape("app-1", "root.org.new", (AskShape("k1", 10, repeats=2, priority=1),)),
+                AppShape("app-2", "root.org.dept.new", (AskShape("k1", 10, repeats=2),)),
+                AppShape("app-3", "", (AskShape("k1", 10, repeats=2),), user="bob")),
+          kinds=frozenset({"node", "submit", "ask", "schedule", "release", "remove_app"}),
+          depth=7, config=TEMPLATE, hunt_depth=5),
+    Scope("required", "required-node (DaemonSet) asks: two pods of one application require "
+          "the only node; one outranks the low-priority pods of another application, "
+          "whose pod filling the whole node outranks it in turn",
+          nodes=(("node-1", 20),),
+          apps=(AppShape("app-1", "root.pods", (AskShape("k1", 10), AskShape("mid", 10, priority=5),
+                                                AskShape("hi", 20, priority=20))),
+                AppShape("ds-1", "root.daemons",
+                         (AskShape("d1", 10, priority=10, required_node="node-1"),
+                          AskShape("d2", 10, required_node="node-1")))),
+          kinds=frozenset({"node", "submit", "ask", "schedule"}),
+          depth=8, config=REQUIRED, hunt_depth=8),
+    Scope("predicates", "the RM's predicates refuse a large pod and a DaemonSet pod on "
+          "node-1: reservations and the reserved pass must ask them too",
+          nodes=(("node-1", 20), ("node-2", 20)),
+          apps=(AppShape("app-1", "root.pods", (AskShape("k1", 10, repeats=2),
+                                                AskShape("big", 20))),
+                AppShape("ds-1", "root.daemons",
+                         (AskShape("d1", 10, priority=10, required_node="node-1"),))),
+          kinds=frozenset({"node", "submit", "ask", "schedule"}),
+          depth=7, config=REQUIRED, hunt_depth=7,
+          refused=(("big", "node-1"), ("d1", "node-1"))),
 )}
 """The named scopes (``yunikorn-fsm explore --scope NAME``)."""

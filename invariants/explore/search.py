@@ -33,6 +33,7 @@ from scheduler.trace import Step
 
 from .. import model, view
 from ..registry import Violation
+from ..rules import predicate_for
 from ..runner import CLOCK_START
 from ..world import World
 from . import closure
@@ -184,7 +185,7 @@ def thaw(snapshot: bytes) -> World:
 
 def root(scope: Scope) -> tuple[World, list[Violation]]:
     """The registered world every search starts from."""
-    world = World(CLOCK_START)
+    world = World(CLOCK_START, predicate_for(None, scope.refused))
     return world, world.run(scope.registration())
 
 
@@ -223,7 +224,7 @@ def expand(parents: Sequence[tuple[int, bytes]], opts: Options, visited: dict[in
            memo: dict[int, tuple[str, ...]], last: bool) -> list[tuple[int, list[Child]]]:
     """Every child of every parent, in order; new children with their snapshot and verdicts."""
     alphabet = opts.scope.alphabet()
-    classes = _node_classes(opts.scope)
+    classes = node_classes(opts.scope)
 
     def fp_of(w: World) -> int:
         return fingerprint(w, opts.symmetry, classes)
@@ -281,8 +282,12 @@ def _children(snapshot: bytes, opts: Options, alphabet: Sequence[Action],
     return children
 
 
-def _node_classes(scope: Scope) -> dict[str, str]:
-    return {node_id: f"node{memory}" for node_id, memory in scope.nodes}
+def node_classes(scope: Scope) -> dict[str, str]:
+    """Nodes of one size are interchangeable, unless an ask names one (a required-node ask
+    tells that node from the others: it is a class of its own)."""
+    named = {k.required_node for a in scope.apps for k in a.asks}
+    return {node_id: node_id if node_id in named else f"node{memory}"
+            for node_id, memory in scope.nodes}
 
 
 # ---------------------------------------------------------------- the search
@@ -297,7 +302,7 @@ def search(opts: Options, progress: Progress | None = None) -> Result:
     started = time.monotonic()
     stats = Stats()
     labels = [a.label for a in opts.scope.alphabet()]
-    classes = _node_classes(opts.scope)
+    classes = node_classes(opts.scope)
     world, problems = root(opts.scope)
     root_fp = fingerprint(world, opts.symmetry, classes)
     visited: dict[int, tuple[int, int]] = {root_fp: (-1, -1)}
@@ -399,7 +404,7 @@ def replay_path(scope: Scope, path: Sequence[int], liveness: bool,
         if problems:
             return world.steps, problems
     if liveness:
-        classes = _node_classes(scope)
+        classes = node_classes(scope)
         end, _ = closure.run(world, lambda w: fingerprint(w, symmetry, classes))
         return world.steps, end.violations
     return world.steps, []

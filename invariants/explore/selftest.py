@@ -28,8 +28,6 @@ BEYOND_SCOPES: dict[str, str] = {
                                  "guarantee",
     "preemption.no_reservation": "no max in the preemption scope: the ask always holds a "
                                  "reservation when it preempts",
-    "preemption.required_higher_priority": "no scope sends a required-node ask",
-    "preemption.required_takes_required": "no scope sends a required-node ask",
     "preemption.while_it_fits": "the hog's room is all or none while the late ask waits",
     "preemption.limit_held_preempts": "the preemption scope has no user or group limit",
     "gang.other_task_group_replaced": "the gang scope's application has one task group",
@@ -40,11 +38,8 @@ BEYOND_SCOPES: dict[str, str] = {
                                              "id again",
     "acl.adminacl_ignored": "no scope's configuration has an admin ACL",
     "queues.draining_queue_accepts_apps": "no scope reloads the configuration",
-    "queues.removed_while_holding_apps": "no scope reloads the configuration",
     "queues.configured_again_stays_draining": "no scope reloads the configuration",
     "partitions.removed_partition_takes_nodes": "no scope reloads the configuration",
-    "nodes.reserved_allocation_skips_predicates": "no scope registers a predicates "
-                                                  "callback",
     "recovery.pending_ask_not_consumed": "not reached within the scopes' depths: a restart "
                                          "with an ask of several repeats, some running",
     "reservations.kept_after_node_shrank": "no scope shrinks a node",
@@ -56,8 +51,6 @@ BEYOND_SCOPES: dict[str, str] = {
                                  "wait) have one application per leaf, and limits', "
                                  "admission's and sorting's are all submitted at one "
                                  "instant (a tie, broken by id)",
-    "nodes.required_node_ignored": "no scope sends a required-node ask",
-    "priority.offset_ignored": "no scope's configuration sets a priority.offset",
     "priority.apps_by_policy_only": "no scope has two applications of different priorities "
                                     "in one leaf",
     "nodes.update_keeps_partition_total":
@@ -72,14 +65,6 @@ BEYOND_SCOPES: dict[str, str] = {
         "no scope reserves a node for an ask of a limited user",
     "limits.wildcard_group_ignored":
         "the limits scope has no `*` group limit",
-    "priority.created_leaf_no_offset":
-        "no scope's configuration has a childtemplate",
-    "queues.created_leaf_no_template_quota":
-        "no scope's configuration has a childtemplate",
-    "queues.created_parent_drops_template":
-        "no scope's configuration has a childtemplate",
-    "queues.configured_parent_drops_template":
-        "no scope's configuration has a childtemplate",
     "limits.reserved_skips_maxapplications":
         "no scope reserves a node for an application its user's maxapplications holds back",
     "preemption.victim_already_released":
@@ -88,12 +73,6 @@ BEYOND_SCOPES: dict[str, str] = {
         "every leaf of the preemption scope has a guarantee",
     "preemption.reserved_only_within_headroom":
         "no max in the preemption scope: the asking leaf's headroom always fits",
-    "reservations.reserved_without_predicates":
-        "no scope has a predicates callback",
-    "preemption.required_waits_behind_reservation":
-        "no scope sends a required-node ask",
-    "preemption.required_victims_by_age_only":
-        "no scope sends a required-node ask",
 }
 """Broken cores whose bug needs something no scope's alphabet has, and why: the random
 checker's self-test finds them (``docs/checker.md``); here a miss is reported, not failed."""

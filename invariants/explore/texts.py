@@ -117,3 +117,50 @@ partitions:
 """
 """The ``sorting`` scope's configuration: binpacking nodes, a fair leaf and a stateaware
 leaf (which takes gangs) under root."""
+
+TEMPLATE = """\
+partitions:
+  - name: default
+    placementrules:
+      - name: provided
+        create: true
+      - name: user
+        create: true
+        parent:
+          name: fixed
+          value: root.org.made
+          create: true
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: org
+            parent: true
+            childtemplate:
+              resources:
+                max: {memory: 10}
+              properties:
+                priority.offset: "5"
+            queues:
+              - name: dept
+                parent: true
+"""
+"""The ``template`` scope's configuration: a parent ``org`` whose childtemplate holds every
+leaf created below it to 10 memory and offsets its priority by 5; ``provided`` creates
+``root.org.new`` (a leaf of ``org``) and ``root.org.dept.new`` (below ``dept``, a configured
+parent without a template of its own, which takes ``org``'s); an application with no queue
+goes to the user's leaf below ``root.org.made``, a parent the rule creates and which inherits
+the template (YUNIKORN-193, YUNIKORN-814, YUNIKORN-1486)."""
+
+REQUIRED = """\
+partitions:
+  - name: default
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: pods
+          - name: daemons
+"""
+"""The ``required`` scope's configuration: two plain leaves, one for ordinary pods and one
+for a DaemonSet's pods (required-node preemption reads no guarantee, fence or delay)."""

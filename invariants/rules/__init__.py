@@ -120,18 +120,37 @@ class Scenario:
                 "rm_pause_timeout": self.rm_pause_timeout, "rules": sorted(self.enabled)}
 
 
-def predicate_for(salt: int | None) -> Callable[[str, str], bool] | None:
-    """A deterministic predicates callback refusing about a quarter of (ask, node) pairs."""
-    if salt is None:
-        return None
+def predicate_for(salt: int | None, refused: Any = ()) -> Callable[[str, str], bool] | None:
+    """The predicates callback a case or a trace names: ``salt`` draws one refusing about a
+    quarter of (ask, node) pairs, ``refused`` lists the pairs refused (an explorer scope's);
+    neither: no callback."""
+    if refused:
+        return Refusing(tuple(sorted((str(k), str(n)) for k, n in refused)))
+    return None if salt is None else Salted(salt)
 
-    def passes(key: str, node_id: str) -> bool:
-        h = 2166136261 ^ salt
+
+@dataclass(frozen=True)
+class Salted:
+    """Refuses about a quarter of (ask key, node) pairs, by a hash of the pair and the salt.
+    A class rather than a closure: the explorer pickles worlds, predicates included."""
+
+    salt: int
+
+    def __call__(self, key: str, node_id: str) -> bool:
+        h = 2166136261 ^ self.salt
         for ch in f"{key}@{node_id}":
             h = ((h ^ ord(ch)) * 16777619) & 0xFFFFFFFF
         return h % 4 != 0
 
-    return passes
+
+@dataclass(frozen=True)
+class Refusing:
+    """Refuses exactly the listed (ask key, node) pairs."""
+
+    pairs: tuple[tuple[str, str], ...]
+
+    def __call__(self, key: str, node_id: str) -> bool:
+        return (key, node_id) not in self.pairs
 
 
 @dataclass
