@@ -230,19 +230,27 @@ class ModelShim:
                 app = rv.apps.get(ask.application_id)
                 if app is not None and app.live and app.state != "Failing" \
                         and qty.positive(ask.resource_ask.as_dict()) \
-                        and (ask.partition_name or "default") in partitions:
+                        and requests.held_by(rv, ask.application_id, ask.partition_name):
                     return False
             if req.releases is None:
                 return True
             for rel in req.releases.allocations_to_release:
                 if rel.termination_type == TT.STOPPED_BY_RM:
-                    if (rel.uuid in rv.allocs if rel.uuid else rv.allocs_of(rel.application_id)):
+                    targets = ([rv.allocs[rel.uuid]] if rel.uuid in rv.allocs else []) \
+                        if rel.uuid else rv.allocs_of(rel.application_id)
+                    if any(requests.held_by(rv, a.app, rel.partition_name, unknown=True)
+                           and (not rel.application_id or a.app == rel.application_id)
+                           for a in targets):
                         return False
-                elif rel.uuid in rv.allocs and rv.allocs[rel.uuid].releasing == \
-                        rel.termination_type:
-                    return False
+                elif rel.uuid in rv.allocs:
+                    found = rv.allocs[rel.uuid]
+                    if found.releasing == rel.termination_type \
+                            and (not rel.application_id or found.app == rel.application_id) \
+                            and requests.held_by(rv, found.app, rel.partition_name, unknown=True):
+                        return False
             return all(
                 r.termination_type != TT.STOPPED_BY_RM
+                or not requests.held_by(rv, r.application_id, r.partition_name)
                 or not any(k[0] == r.application_id for k in rv.asks)
                 for r in req.releases.allocation_asks_to_release)
         return False

@@ -623,6 +623,28 @@ MUTANTS: tuple[Mutant, ...] = (
       '        if alloc.placeholder and alloc.state == "Releasing":\n'
       "            ledger.report_release(p, alloc, TT.TIMEOUT, message)\n"
       '        if alloc.placeholder and alloc.state == "Allocated":'),
+    # Routing by the partition a request names (002 partitionName; YuniKorn looks there only).
+    M("routing.ask_to_applications_partition", "asks",
+      "002 AllocationAsk.partitionName: an ask goes to the partition it names; one naming "
+      "a partition that does not hold its application is rejected", Scheduler,
+      "update_allocation", "            partition = self._partition(rm, ask.partition_name)\n",
+      "            partition = next((x for x in rm.partitions.values()\n"
+      "                              if ask.application_id in x.apps), None) \\\n"
+      "                or self._partition(rm, ask.partition_name)\n"),
+    M("routing.ask_release_anywhere", "releases",
+      "002 AllocationAskRelease.partitionName: an ask release naming a partition that does "
+      "not hold the application is ignored, not confirmed", Scheduler, "update_allocation",
+      "                p = self._partition(rm, ask_rel.partition_name)\n",
+      "                p = next((x for x in rm.partitions.values()\n"
+      "                          if ask_rel.application_id in x.apps), None) \\\n"
+      "                    or self._partition(rm, ask_rel.partition_name)\n"),
+    M("routing.release_anywhere", "releases",
+      "002 AllocationRelease.partitionName: a release or a confirmation naming a partition "
+      "that does not hold the allocation is ignored", Scheduler, "update_allocation",
+      "                p = self._partition(rm, rel.partition_name)\n",
+      "                p = next((x for x in rm.partitions.values()\n"
+      "                          if rel.uuid in x.allocations), None) \\\n"
+      "                    or self._partition(rm, rel.partition_name)\n"),
 )
 
 

@@ -50,7 +50,8 @@ EXPECTED_REJECTION = check(
     "exists or for a partition the configuration no longer has, or whose recovered "
     "allocations repeat a uuid (or one the RM runs), an action on an unknown "
     "node, DRAIN_TO_SCHEDULABLE of a node that is not "
-    "draining, an ask for an unknown or finished application, an ask for no resources; "
+    "draining, an ask for an unknown or finished application or naming a partition that "
+    "does not hold its application, an ask for no resources; "
     "and nothing else the shim sent in that call is rejected without a reason.",
     f"{S} 'Schedulable nodes registration and updates' ('rejected if the node exist "
     "already', 'fail if the node doesn't exist', 'If node is not in draining state, error "
@@ -164,7 +165,8 @@ RELEASES = check(
 CONFIRMATIONS = check(
     "protocol.confirmations",
     "The RM's own releases (STOPPED_BY_RM) of allocations and asks are confirmed in the "
-    "same call with the same type, once per object; the core never answers the RM's "
+    "same call with the same type, once per object, when the partition they name holds "
+    "them (else they are ignored, unconfirmed); the core never answers the RM's "
     "confirmation of a release it started; a node DECOMISSION and an application removal "
     "report every allocation they end as released.",
     f"{G} 'AllocationRelease Response and Request' ('A confirmation or response uses the "

@@ -347,6 +347,7 @@ def begin_allocation(rv: RMView, call: Call, req: si.AllocationRequest) -> None:
         key = (ask.application_id, ask.allocation_key)
         app = rv.apps.get(ask.application_id)
         if app is None or not app.live or app.state == "Failing" \
+                or not held_by(rv, ask.application_id, ask.partition_name) \
                 or not qty.positive(ask.resource_ask.as_dict()) \
                 or ask.execution_timeout_milli_seconds < 0:
             call.must_reject_asks.append(key)
@@ -373,7 +374,8 @@ def begin_allocation(rv: RMView, call: Call, req: si.AllocationRequest) -> None:
     if releases is None:
         return
     for ask_rel in releases.allocation_asks_to_release:
-        if ask_rel.termination_type != TT.STOPPED_BY_RM:
+        if ask_rel.termination_type != TT.STOPPED_BY_RM \
+                or not held_by(rv, ask_rel.application_id, ask_rel.partition_name):
             continue
         for key in [k for k in rv.asks if k[0] == ask_rel.application_id and (
                 not ask_rel.allocation_key or k[1] == ask_rel.allocation_key)]:
@@ -387,14 +389,26 @@ def begin_allocation(rv: RMView, call: Call, req: si.AllocationRequest) -> None:
             else:
                 targets = rv.allocs_of(rel.application_id)
             for a in targets:
-                if rel.application_id and a.app != rel.application_id:
+                if (rel.application_id and a.app != rel.application_id) \
+                        or not held_by(rv, a.app, rel.partition_name, unknown=True):
                     continue
                 call.confirm_expected[a.uuid] += 1
                 call.gone[a.uuid] = rv.allocs.pop(a.uuid)
         else:
             found = rv.allocs.get(rel.uuid)
-            if found is not None and found.releasing == rel.termination_type:
+            if found is not None and found.releasing == rel.termination_type \
+                    and (not rel.application_id or found.app == rel.application_id) \
+                    and held_by(rv, found.app, rel.partition_name, unknown=True):
                 call.shim_confirmed[found.uuid] = rv.allocs.pop(found.uuid)
+
+
+def held_by(rv: RMView, app_id: str, partition: str, unknown: bool = False) -> bool:
+    """Whether the partition a request names (empty: ``default``) holds the application:
+    the core looks for an ask, an ask release or a release in that partition only, so one
+    naming another partition is refused or ignored. ``unknown``: what to say of an
+    application the shim no longer knows."""
+    app = rv.apps.get(app_id)
+    return unknown if app is None else app.partition == (partition or "default")
 
 
 def _pending_overflows(rv: RMView, partition: str, ask: si.AllocationAsk,
