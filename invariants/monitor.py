@@ -213,7 +213,8 @@ class ModelShim:
             return all(
                 (add.application_id in rv.apps and rv.apps[add.application_id].live)
                 or (add.partition_name or "default") not in partitions for add in req.new
-            ) and all(r.application_id not in rv.apps for r in req.remove)
+            ) and all(not requests.held_by(rv, r.application_id, r.partition_name)
+                      for r in req.remove)
         if step.call == "update_node":
             def refused(info: si.NodeInfo) -> bool:
                 node = rv.nodes.get(info.node_id)

@@ -645,6 +645,13 @@ MUTANTS: tuple[Mutant, ...] = (
       "                p = next((x for x in rm.partitions.values()\n"
       "                          if rel.uuid in x.allocations), None) \\\n"
       "                    or self._partition(rm, rel.partition_name)\n"),
+    M("routing.removal_anywhere", "lifecycle",
+      "002 RemoveApplicationRequest.partitionName: a removal naming a partition that does "
+      "not hold the application is ignored", Scheduler, "update_application",
+      "            partition = self._partition(rm, remove.partition_name)\n",
+      "            partition = next((x for x in rm.partitions.values()\n"
+      "                              if remove.application_id in x.apps), None) \\\n"
+      "                or self._partition(rm, remove.partition_name)\n"),
 )
 
 

@@ -168,7 +168,8 @@ CONFIRMATIONS = check(
     "same call with the same type, once per object, when the partition they name holds "
     "them (else they are ignored, unconfirmed); the core never answers the RM's "
     "confirmation of a release it started; a node DECOMISSION and an application removal "
-    "report every allocation they end as released.",
+    "(naming the partition that holds the application) report every allocation they end "
+    "as released.",
     f"{G} 'AllocationRelease Response and Request' ('A confirmation or response uses the "
     f"same TerminationType'; 'For releases initiated by the core no such confirmation "
     f"message can or must be sent'); {S} NodeInfo.DECOMISSION, RemoveApplicationRequest",

@@ -43,7 +43,8 @@ def begin_apps(m: Monitor, rv: RMView, call: Call, req: si.ApplicationRequest) -
             for i, path in enumerate(placed.create):
                 overlay[path] = i == len(placed.create) - 1
     for remove in req.remove:
-        if remove.application_id in rv.apps:
+        if remove.application_id in rv.apps \
+                and held_by(rv, remove.application_id, remove.partition_name):
             call.removed_apps.append(remove.application_id)
             for a in rv.allocs_of(remove.application_id):
                 call.confirm_expected[a.uuid] += 1

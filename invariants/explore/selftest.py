@@ -77,6 +77,7 @@ BEYOND_SCOPES: dict[str, str] = {
         "no scope names a partition other than the application's",
     "routing.ask_release_anywhere": "no scope names a partition other than the application's",
     "routing.release_anywhere": "no scope names a partition other than the application's",
+    "routing.removal_anywhere": "no scope names a partition other than the application's",
 }
 """Broken cores whose bug needs something no scope's alphabet has, and why: the random
 checker's self-test finds them (``docs/checker.md``); here a miss is reported, not failed."""

@@ -9,7 +9,6 @@ from scheduler import si
 from scheduler.trace import Step
 
 from ..configs import CORE
-from ..shim import RMView
 from . import NA, TT, Gen, rule
 
 BAD_CONFIGS = (
@@ -30,7 +29,7 @@ def bad_request(g: Gen) -> Iterator[Step]:
                          "unsolicited_confirmation", "ghost_ask", "zero_ask",
                          "unknown_partition_ask", "unknown_partition_app", "bad_config",
                          "leaf_to_parent", "empty_user", "negative_timeout_app",
-                         "negative_timeout_ask", "int64_node", "wrong_partition"))
+                         "negative_timeout_ask", "int64_node"))
     note = {"bad": kind}
     if kind == "duplicate_node" and rv is not None and rv.nodes:
         node = g.pick(sorted(rv.nodes))
@@ -95,8 +94,6 @@ def bad_request(g: Gen) -> Iterator[Step]:
             **note)
         yield g.request("update_node", si.NodeRequest(rm_id=g.rm_id, nodes=[
             si.NodeInfo(node_id=n, action=NA.DECOMISSION) for n in ids]))
-    elif kind == "wrong_partition" and rv is not None and rv.live_apps():
-        yield from _wrong_partition(g, rv, note)
     elif kind == "bad_config":
         yield g.request("update_configuration", si.UpdateConfigurationRequest(
             rm_id=g.rm_id, config=g.pick(list(BAD_CONFIGS))), **note)
@@ -120,22 +117,31 @@ def bad_request(g: Gen) -> Iterator[Step]:
             rm_id=g.rm_id, config=text), **note)
 
 
-def _wrong_partition(g: Gen, rv: RMView, note: dict[str, str]) -> Iterator[Step]:
-    """An ask, an ask release, a release or a confirmation naming a partition that does
-    not hold the application: another of the RM's partitions when it has one. The core
-    looks in the partition named only, so the ask is rejected and the rest ignored, none
-    of them confirmed (``docs/design-notes.md``, "Releases")."""
-    app_id = g.pick(rv.live_apps())
-    assert app_id is not None
+@rule(0.8)
+def wrong_partition(g: Gen) -> Iterator[Step]:
+    """An ask, an ask release, a release, a confirmation or an application's removal naming
+    a partition that does not hold the application: another of the RM's partitions when
+    it has one. The core looks in the partition named only, so the ask is rejected and
+    the rest ignored, none of them confirmed (``docs/design-notes.md``, "Releases")."""
+    rv = g.rv
+    app_id = g.pick(rv.live_apps()) if rv is not None else None
+    if rv is None or app_id is None:
+        return
+    note = {"bad": "wrong_partition"}
     own = rv.apps[app_id].partition
     others = sorted(p for p in rv.config.partitions if p != own)
     partition = others[0] if others else "nowhere"
-    what = g.rng.choice(("ask", "ask_release", "release", "confirmation"))
+    what = g.rng.choice(("ask", "ask_release", "release", "confirmation", "removal"))
     if what == "ask":
         yield g.request("update_allocation", si.AllocationRequest(rm_id=g.rm_id, asks=[
             si.AllocationAsk(allocation_key=g.new_id("bad-ask-"), application_id=app_id,
                              partition_name=partition,
                              resource_ask=si.Resource.of(memory=5, vcore=CORE))]), **note)
+        return
+    if what == "removal":
+        yield g.request("update_application", si.ApplicationRequest(rm_id=g.rm_id, remove=[
+            si.RemoveApplicationRequest(application_id=app_id, partition_name=partition)]),
+            **note)
         return
     if what == "ask_release":
         keys = sorted(k for a, k in rv.asks if a == app_id)
