@@ -752,14 +752,15 @@ def _clear(g: Gen, partition: str, chain: list[model.QueueModel]) -> Iterator[St
 
 SLOT = "example.com/slot"
 """An extended resource only the directed endings' node has (a device, as a shim reports
-one): their victims' pods and their ask need one each, so those pods run there and the ask
-can run nowhere else, however much room the rest of the cluster has."""
+one), and no vcore: their victims' pods and their ask need one slot each and no vcore, so
+those pods run there, the ask can run nowhere else however much room the rest of the
+cluster has, and no other pod (every one asks for vcore) takes the node's room."""
 
 
 def _slotted(ask: si.AllocationAsk) -> si.AllocationAsk:
-    r = ask.resource_ask.as_dict()
+    memory = ask.resource_ask.as_dict()["memory"]
     return ask.model_copy(update={"resource_ask": si.Resource.model_validate(
-        {"resources": {k: {"value": v} for k, v in {**r, SLOT: 1}.items()}})})
+        {"resources": {"memory": {"value": memory}, SLOT: {"value": 1}}})})
 
 
 def _hog(g: Gen, partition: str, leaf: str, user: User, size: int, pods: int
@@ -767,7 +768,7 @@ def _hog(g: Gen, partition: str, leaf: str, user: User, size: int, pods: int
     """A node with ``pods`` slots and room for ``pods`` pods of ``size`` joins, and an
     application of ``leaf`` fills it."""
     yield _node(g, g.new_id("node-"), NA.CREATE, schedulable_resource=si.Resource.of(
-        memory=pods * size, vcore=(pods + 2) * CORE, **{SLOT: pods}),
+        memory=pods * size, **{SLOT: pods}),
         attributes={"si/node-partition": partition} if partition != "default" else {})
     hog = g.new_id("app-")
     yield _submit_to(g, hog, leaf, partition, si.UserGroupInformation(
