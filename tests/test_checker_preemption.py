@@ -8,11 +8,13 @@ right on its own for a broken core to be caught.
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
-from invariants import model, preemption
+from invariants import configs, model, preemption
 from invariants.mutants import applied, by_name
+from invariants.rules import Gen, Scenario, register, work
 from invariants.world import World
 from scheduler import si
 from scheduler.trace import Step
@@ -199,3 +201,38 @@ def test_a_core_that_preempts_for_a_limit_held_ask_is_caught() -> None:
         found = _run(_limited_story())
     assert found and found[0].startswith("preemption.trigger: ")
     assert "never a reason to preempt" in found[0] and "user bob" in found[0]
+
+
+def _ending(config: str, kind: str, ask_leaf: str, victim: str) -> list[str]:
+    """One directed ending of the preemption story (``invariants/rules/work.py``), played
+    alone on a fresh core after the registration; the violations it caused."""
+    home = next(h for h in work._ending_homes(config)[kind] if h[1:3] == (ask_leaf, victim))
+    play = {"fence": work._fence_ending, "limit": work._limit_ending,
+            "parent": work._parent_ending, "second": work._second_ending}[kind]
+    world = World(1_000.0)
+    gen = Gen(world, Scenario.draw(1, config), random.Random(1))
+    found: list[str] = []
+    for step in (*register(gen),):
+        found += [f"{v.invariant}: {v.explanation}" for v in world.run(step)]
+    for step in play(gen, *home):
+        found += [f"{v.invariant}: {v.explanation}" for v in world.run(step)]
+    return found
+
+
+@pytest.mark.parametrize(("config", "kind", "ask_leaf", "victim", "mutant", "rule"), [
+    ("PREEMPTION", "fence", "root.fenced.f1", "root.a", "preemption.fence_ignored",
+     "preemption.victims"),
+    ("DEFAULT", "limit", "root.a", "root.b.b1", "preemption.limit_held_preempts",
+     "preemption.trigger"),
+    ("PREEMPTION", "parent", "root.fenced.f1", "root.fenced.f2", "preemption.ask_not_within",
+     "preemption.outcome"),
+    ("PREEMPTION", "second", "root.a", "root.b", "preemption.victim_already_released",
+     "protocol.no_exception"),
+])
+def test_each_directed_ending_passes_on_the_core_and_catches_its_broken_core(
+        config: str, kind: str, ask_leaf: str, victim: str, mutant: str, rule: str) -> None:
+    text = getattr(configs, config)
+    assert _ending(text, kind, ask_leaf, victim) == []
+    with applied(by_name(mutant)):
+        found = _ending(text, kind, ask_leaf, victim)
+    assert found and found[0].startswith(rule + ": ")

@@ -173,8 +173,13 @@ class Gen:
     """A side stream for choices added after the self-test's figures (a story's extra
     endings): drawing from it leaves the case's own stream, and so its draws, as they were."""
 
+    ending: random.Random = field(init=False)
+    """The preemption story's directed endings (added after the side stream's figures): a
+    stream of their own, so the side stream's draws stay as they were."""
+
     def __post_init__(self) -> None:
         self.side = random.Random(f"side-{self.scenario.seed}")
+        self.ending = random.Random(f"ending-{self.scenario.seed}")
 
     # -- helpers ---------------------------------------------------------------
     @property

@@ -8,6 +8,7 @@ need to know.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,10 +18,10 @@ from scheduler.trace import Step
 from .. import limits, model
 from ..configs import CORE, NAMESPACES, USERS
 from ..preemption import delay as preemption_delay
-from ..preemption import disabled
+from ..preemption import disabled, fence_root
 from ..shim import REQUIRED_NODE
 from . import NA, TT, Gen, rule
-from .cluster import new_node
+from .cluster import _node, new_node
 from .time import confirmations
 
 
@@ -603,6 +604,308 @@ def preemption_story(g: Gen) -> Iterator[Step]:
         yield Step.schedule()
     yield from confirmations(g, g.rng.choice(("all", "all", "first", "none", "twice")))
     yield Step.schedule()
+    yield from _directed_ending(g)
+
+
+ENDING_SHARE = 0.4
+"""How many preemption stories go on to one of the directed endings (when the
+configuration has a place for one)."""
+
+
+def _directed_ending(g: Gen) -> Iterator[Step]:
+    """Sometimes, a preemption the story itself rarely sets up, played on a node of its own
+    (``SLOT``) after the applications of the asking path are removed: an ask behind a
+    preemption fence with the victims' leaf outside it (law 7: nothing is preempted); an
+    ask its user's or group's limit holds back, its leaf under its guarantee (a limit is
+    never a reason to preempt); an ask under its own leaf's guarantee whose parent, shared
+    with the victims' leaf, stays over the parent's guarantee whatever victims that leaf's
+    own guarantee lets go (law 4: nothing is preempted); or an ask that preempted, deleted
+    by the shim before the victims are confirmed, and a second ask of its application
+    (its victims must not be ones already being released). Every choice comes from
+    ``g.ending``, so the case's other draws stay as they were."""
+    if g.ending.random() >= ENDING_SHARE:
+        return
+    homes = _ending_homes(g.scenario.shape.text)
+    kinds = [k for k in ("fence", "limit", "parent", "second") if homes[k]]
+    rv = g.rv
+    if not kinds or rv is None or rv.stopped or rv.paused:
+        return
+    kind = kinds[g.ending.randrange(len(kinds))]
+    home = homes[kind][g.ending.randrange(len(homes[kind]))]
+    if kind == "fence":
+        yield from _fence_ending(g, *home)
+    elif kind == "limit":
+        yield from _limit_ending(g, *home)
+    elif kind == "second":
+        yield from _second_ending(g, *home)
+    else:
+        yield from _parent_ending(g, *home)
+
+
+User = tuple[str, tuple[str, ...]]
+
+
+@functools.lru_cache(maxsize=64)
+def _ending_homes(text: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Where each directed ending can be played in a configuration, by its reading alone
+    (a user may submit to both leaves, preemption is on in the partition, the victims'
+    leaf has a memory guarantee on its path and is not ``disabled``)."""
+    config = model.read(text)
+    out: dict[str, list[tuple[Any, ...]]] = {"fence": [], "limit": [], "parent": [],
+                                             "second": []}
+    for name in sorted(config.partitions):
+        pm = config.partitions[name]
+        if not pm.preemption:
+            continue
+        leaves = pm.leaves()
+        users = {leaf: [u for u in USERS if model.may_submit(pm.chain(leaf), *u)]
+                 for leaf in leaves}
+        for ask_leaf in leaves:
+            achain = pm.chain(ask_leaf)
+            if not _memory_guarantee(achain) or not users[ask_leaf]:
+                continue
+            root = fence_root(achain)
+            unlimited = [u for u in users[ask_leaf] if not _limits_of(achain, u)]
+            for victim in leaves:
+                vchain = pm.chain(victim)
+                if victim == ask_leaf or disabled(vchain) or not _memory_guarantee(vchain) \
+                        or not users[victim]:
+                    continue
+                above = {q.path for q in vchain}
+                shared = [q for q in achain if q.path in above and q.path != model.ROOT]
+                inside = (victim + ".").startswith(root + ".")
+                if not inside and unlimited and not any(q.guaranteed for q in shared):
+                    out["fence"].append((name, ask_leaf, victim, unlimited, users[victim]))
+                if inside and unlimited and not any(q.guaranteed for q in shared):
+                    out["second"].append((name, ask_leaf, victim, unlimited, users[victim]))
+                if inside and not any(q.guaranteed for q in shared):
+                    limited = [u for u in users[ask_leaf] if any(
+                        m < _memory_guarantee(achain) for m in _limits_of(achain, u))]
+                    if limited:
+                        out["limit"].append((name, ask_leaf, victim, limited, users[victim]))
+                parent = next((q for q in shared if (q.guaranteed or {}).get("memory")), None)
+                if inside and unlimited and parent is not None:
+                    out["parent"].append((name, ask_leaf, victim, unlimited, users[victim],
+                                          parent.path))
+    return out
+
+
+def _memory_guarantee(chain: list[model.QueueModel]) -> int:
+    """The smallest memory guarantee on the path (0: none)."""
+    return min(((q.guaranteed or {}).get("memory") or 0 for q in chain
+                if (q.guaranteed or {}).get("memory")), default=0)
+
+
+def _limits_of(chain: list[model.QueueModel], user: User) -> list[int]:
+    """The memory limits of ``user`` (its own or its tracked group's) on the path; a user
+    under any other limit (maxapplications) counts as limited too, with no memory figure."""
+    name, groups = user
+    group = limits.group_for(chain, groups)
+    out: list[int] = []
+    for q in chain:
+        for kind, who in ((limits.USER, name), (limits.GROUP, group)):
+            lim = limits.limit_for(q, kind, who)
+            if lim is not None:
+                out.append(lim.max_resources.get("memory", 1 << 30)
+                           if lim.max_resources else 1 << 30)
+        if q.max_applications:
+            out.append(1 << 30)
+    return out
+
+
+def _held(g: Gen, partition: str, path: str) -> int:
+    """Memory the applications below ``path`` hold, not counting victims being released."""
+    rv = g.rv
+    if rv is None:
+        return 0
+    apps = {a.id for a in rv.apps_below(partition, path)}
+    return sum(a.resource.get("memory", 0) for a in rv.allocs.values()
+               if a.app in apps and a.releasing != TT.PREEMPTED_BY_SCHEDULER)
+
+
+def _room_under(g: Gen, partition: str, chain: list[model.QueueModel]) -> int:
+    """How much more memory the path may take and stay within every memory guarantee."""
+    return min((q.guaranteed["memory"] - _held(g, partition, q.path) for q in chain
+                if q.guaranteed and q.guaranteed.get("memory")), default=0)
+
+
+def _placed(g: Gen, app_id: str, leaf: str) -> bool:
+    rv = g.rv
+    return rv is not None and app_id in rv.apps and rv.apps[app_id].path == leaf \
+        and rv.apps[app_id].live
+
+
+def _clear(g: Gen, partition: str, chain: list[model.QueueModel]) -> Iterator[Step]:
+    """The applications below the highest queue of ``chain`` (root aside) with a memory
+    guarantee are removed, pods and asks: the ask's path starts empty, within it."""
+    rv = g.rv
+    top = next((q.path for q in reversed(chain) if q.path != model.ROOT
+                and (q.guaranteed or {}).get("memory")), None)
+    if rv is None or top is None:
+        return
+    gone = sorted(a.id for a in rv.apps_below(partition, top) if a.live)
+    if gone:
+        yield g.request("update_application", si.ApplicationRequest(rm_id=g.rm_id, remove=[
+            si.RemoveApplicationRequest(application_id=a, partition_name=partition)
+            for a in gone]))
+
+
+SLOT = "example.com/slot"
+"""An extended resource only the directed endings' node has (a device, as a shim reports
+one), and no vcore: their victims' pods and their ask need one slot each and no vcore, so
+those pods run there, the ask can run nowhere else however much room the rest of the
+cluster has, and no other pod (every one asks for vcore) takes the node's room."""
+
+
+def _slotted(ask: si.AllocationAsk) -> si.AllocationAsk:
+    memory = ask.resource_ask.as_dict()["memory"]
+    return ask.model_copy(update={"resource_ask": si.Resource.model_validate(
+        {"resources": {"memory": {"value": memory}, SLOT: {"value": 1}}})})
+
+
+def _hog(g: Gen, partition: str, leaf: str, user: User, size: int, pods: int
+         ) -> Iterator[Step]:
+    """A node with ``pods`` slots and room for ``pods`` pods of ``size`` joins, and an
+    application of ``leaf`` fills it."""
+    yield _node(g, g.new_id("node-"), NA.CREATE, schedulable_resource=si.Resource.of(
+        memory=pods * size, **{SLOT: pods}),
+        attributes={"si/node-partition": partition} if partition != "default" else {})
+    hog = g.new_id("app-")
+    yield _submit_to(g, hog, leaf, partition, si.UserGroupInformation(
+        user=user[0], groups=list(user[1])))
+    if _placed(g, hog, leaf):
+        yield _send(g, _slotted(_ask(g, hog, g.new_id("ask-"), size, pods)))
+        yield Step.schedule()
+
+
+def _preempting_ask(g: Gen, partition: str, leaf: str, user: User, size: int,
+                    app_id: str = "") -> Iterator[Step]:
+    """An application of ``leaf`` (``app_id``, submitted unless the shim knows it) asks
+    ``size`` with allowPreemptOther, and waits past its leaf's preemption.delay (and the
+    15 s between two attempts)."""
+    rv = g.rv
+    app_id = app_id or g.new_id("app-")
+    if rv is None or app_id not in rv.apps:
+        yield _submit_to(g, app_id, leaf, partition, si.UserGroupInformation(
+            user=user[0], groups=list(user[1])))
+    if not _placed(g, app_id, leaf):
+        return
+    yield _send(g, _slotted(_ask(g, app_id, g.new_id("ask-"), size, priority=10,
+                                 preemption_policy=si.PreemptionPolicy(
+                                     allow_preempt_self=True, allow_preempt_other=True))))
+    yield Step.schedule()
+    pm = model.read(g.scenario.shape.text).partitions[partition]
+    yield Step.advance(max(preemption_delay(pm.chain(leaf)[0]), 15.0) + 1.0)
+    yield Step.schedule()
+
+
+def _fence_ending(g: Gen, partition: str, ask_leaf: str, victim: str, askers: list[User],
+                  hogs: list[User]) -> Iterator[Step]:
+    """The victims' leaf, outside the ask's preemption fence, fills the slot node; the ask
+    is within its guarantee. Nothing outside the fence may be preempted (law 7)."""
+    pm = model.read(g.scenario.shape.text).partitions[partition]
+    yield from _clear(g, partition, pm.chain(ask_leaf))
+    room = _room_under(g, partition, pm.chain(ask_leaf))
+    size = next((s for s in (20, 10, 5) if s <= room), 0)
+    if not size:
+        return
+    guarantee = _memory_guarantee(pm.chain(victim))
+    yield from _hog(g, partition, victim, hogs[g.ending.randrange(len(hogs))], size,
+                    (guarantee + size) // size + 2)
+    yield from _preempting_ask(g, partition, ask_leaf, askers[g.ending.randrange(len(askers))],
+                               size)
+
+
+def _limit_ending(g: Gen, partition: str, ask_leaf: str, victim: str, askers: list[User],
+                  hogs: list[User]) -> Iterator[Step]:
+    """The victims' leaf fills the slot node; then a user whose limit on the ask's path is
+    below its leaf's guarantee asks more than the limit leaves it, within the guarantee.
+    The ask waits for its limit: it never preempts."""
+    rv = g.rv
+    pm = model.read(g.scenario.shape.text).partitions[partition]
+    chain = pm.chain(ask_leaf)
+    user = askers[g.ending.randrange(len(askers))]
+    yield from _clear(g, partition, chain)
+    if rv is None:
+        return
+    name, groups = user
+    group = limits.group_for(chain, groups)
+    left = 1 << 30
+    for q in chain:
+        for kind, who in ((limits.USER, name), (limits.GROUP, group)):
+            lim = limits.limit_for(q, kind, who)
+            if lim is None or "memory" not in lim.max_resources:
+                continue
+            mine = {a.id for a in rv.apps_below(partition, q.path)
+                    if (a.user if kind == limits.USER else a.group) == who}
+            left = min(left, lim.max_resources["memory"] - rv.usage_of(mine).get("memory", 0))
+    size = max(5, left + 5)
+    if size > min(_room_under(g, partition, chain), 60):
+        return
+    yield from _hog(g, partition, victim, hogs[g.ending.randrange(len(hogs))], 5,
+                    (_memory_guarantee(pm.chain(victim)) + size) // 5 + 2)
+    yield from _preempting_ask(g, partition, ask_leaf, user, size)
+
+
+def _second_ending(g: Gen, partition: str, ask_leaf: str, victim: str, askers: list[User],
+                   hogs: list[User]) -> Iterator[Step]:
+    """The victims' leaf fills the slot node and an ask preempts; the shim deletes that ask
+    (its reservation goes with it) before it confirms the victims, and another ask of the
+    same application waits past the delay: its preemption must not choose a victim already
+    being released (YUNIKORN-3003, YUNIKORN-2141)."""
+    pm = model.read(g.scenario.shape.text).partitions[partition]
+    chain = pm.chain(ask_leaf)
+    yield from _clear(g, partition, chain)
+    size = next((s for s in (20, 10, 5) if s <= _room_under(g, partition, chain)), 0)
+    if not size:
+        return
+    guarantee = _memory_guarantee(pm.chain(victim))
+    yield from _hog(g, partition, victim, hogs[g.ending.randrange(len(hogs))], size,
+                    (guarantee + 2 * size) // size + 2)
+    user = askers[g.ending.randrange(len(askers))]
+    app_id = g.new_id("app-")
+    yield from _preempting_ask(g, partition, ask_leaf, user, size, app_id)
+    rv = g.rv
+    if rv is None or not _placed(g, app_id, ask_leaf):
+        return
+    first = [k for k in rv.pending_asks(app_id) if k.preempted]
+    if not first:
+        return
+    yield g.request("update_allocation", si.AllocationRequest(
+        rm_id=g.rm_id, releases=si.AllocationReleasesRequest(allocation_asks_to_release=[
+            si.AllocationAskRelease(partition_name=partition, application_id=app_id,
+                                    allocation_key=k.key, termination_type=TT.STOPPED_BY_RM)
+            for k in first])))
+    yield from _preempting_ask(g, partition, ask_leaf, user, size, app_id)
+
+
+def _parent_ending(g: Gen, partition: str, ask_leaf: str, victim: str, askers: list[User],
+                   hogs: list[User], parent: str) -> Iterator[Step]:
+    """Two leaves below a parent with a memory guarantee: the victims' leaf fills the
+    slot node with pods as large as the ask, then the ask comes, within its own leaf's
+    guarantee, but the parent stays over its guarantee whatever victims the victims' leaf
+    may lose and stay at or above its own (law 2). Nothing may be preempted (law 4)."""
+    pm = model.read(g.scenario.shape.text).partitions[partition]
+    achain, vchain = pm.chain(ask_leaf), pm.chain(victim)
+    yield from _clear(g, partition, achain)
+    pg = (pm.queues[parent].guaranteed or {})["memory"]
+    other = _held(g, partition, parent) - _held(g, partition, victim)
+    below = [q for q in achain if len(q.path) > len(parent)]
+    room = min(pg - other, _room_under(g, partition, below)) if _memory_guarantee(below) \
+        else pg - other
+    size = next((s for s in (30, 20, 15, 10, 5) if s <= room), 0)
+    guarantee = _memory_guarantee(vchain)
+    if not size:
+        return
+    yield from _hog(g, partition, victim, hogs[g.ending.randrange(len(hogs))], size,
+                    guarantee // size + 3)
+    held = _held(g, partition, victim)
+    losable = (held - guarantee) // size
+    other = _held(g, partition, parent) - held
+    if losable < 1 or held - losable * size + size + other <= pg or other + size > pg:
+        return
+    yield from _preempting_ask(g, partition, ask_leaf, askers[g.ending.randrange(len(askers))],
+                               size)
 
 
 def _second_preemption(g: Gen, app_id: str, leaf: str, partition: str, size: int,
