@@ -180,6 +180,7 @@ def core_release(m: Monitor, rv: RMView, call: Call, rel: si.AllocationRelease) 
                  "does not run it")
         return
     if alloc.releasing is not None:
+        call.released_again.add(alloc.uuid)
         m.report(P.RELEASES, subject, f"released {rel.termination_type.name} while a "
                  f"{alloc.releasing.name} release is unconfirmed")
     if rel.termination_type not in (TT.TIMEOUT, TT.PLACEHOLDER_REPLACED, TT.PREEMPTED_BY_SCHEDULER):

@@ -70,6 +70,9 @@ class Call:
     previous_asks: dict[tuple[str, str], Any] = field(default_factory=dict)
     started: list[tuple[AllocView, str]] = field(default_factory=list)
     """Releases the core started in this call, with the reason the shim saw when each came."""
+    released_again: set[str] = field(default_factory=set)
+    """Uuids the core released in this call while an earlier release of theirs was
+    unconfirmed (a victim chosen again, YUNIKORN-3003)."""
     new: list[si.Allocation] = field(default_factory=list)
     released: list[si.AllocationRelease] = field(default_factory=list)
     released_asks: list[si.AllocationAskRelease] = field(default_factory=list)

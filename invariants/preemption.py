@@ -315,6 +315,10 @@ def judge(m: Monitor, rv: RMView, call: Call, victims: list[AllocView], message:
     chain = configured_chain(part, app.path) if part is not None else None
     if part is None or chain is None:
         return
+    for v in victims:
+        if v.uuid in call.released_again:
+            m.report(VICTIMS, subject, f"victim {v.uuid} ({v.app}/{v.key}) was already being "
+                     "released (an earlier release of it is unconfirmed)")
     if ask.required_node:
         _judge_required(m, rv, subject, ask, victims)
     else:
