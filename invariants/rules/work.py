@@ -9,17 +9,18 @@ need to know.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from scheduler import si
 from scheduler.trace import Step
 
 from .. import limits, model
-from ..configs import CORE, NAMESPACES, USERS
+from .. import quantities as qty
+from ..configs import CORE, NAMESPACES, PREEMPTION, USERS
 from ..preemption import delay as preemption_delay
 from ..preemption import disabled, fence_root
-from ..shim import REQUIRED_NODE
+from ..shim import REQUIRED_NODE, AppView, Kept
 from . import NA, TT, Gen, rule
 from .cluster import _node, new_node
 from .time import confirmations
@@ -224,7 +225,21 @@ def gang_story(g: Gen) -> Iterator[Step]:
     The deep paths of ``001`` (a Running gang whose placeholders do not all fit
     and that times out, Hard or Soft) need a dozen steps in the right order;
     drawn one by one they are rare, so this rule plays them as a shim would.
+    Sometimes (a side draw: the case's own draws stay as they were; never with the
+    preemption configuration) a second gang follows, on a node of its own, that
+    reaches one of two rules the first one seldom does (``failing_gang_story``,
+    ``larger_real_ask_story``).
     """
+    yield from _whole_gang(g)
+    if g.scenario.shape.text != PREEMPTION and g.side.random() < GANG_ENDINGS:
+        yield from (failing_gang_story if g.side.random() < 0.5 else larger_real_ask_story)(g)
+
+
+GANG_ENDINGS = 0.4
+"""How often ``gang_story`` goes on to one of its extra endings."""
+
+
+def _whole_gang(g: Gen) -> Iterator[Step]:
     members, size = g.rng.randint(2, 4), g.rng.choice((10, 20, 40))
     # Sometimes a second, smaller task group, whose real pod comes while the first group's
     # placeholders run: it must take one of its own group's (001 step 1).
@@ -259,6 +274,88 @@ def gang_story(g: Gen) -> Iterator[Step]:
     yield Step.schedule()
     # A Hard gang that failed while running: its placeholders confirmed before its real pods.
     yield from confirmations(g, g.rng.choice(("none", "all")), placeholders_first=True)
+
+
+def failing_gang_story(g: Gen) -> Iterator[Step]:
+    """A Hard gang that fails while it runs, the shim confirming its placeholders first
+    (``001`` "Cleanup", YUNIKORN-574): Failed only once its real pod's release is confirmed.
+
+    A Hard gang fails while Running only when its timeout finds placeholder asks still
+    pending; ``gang_story`` rarely gets there (its gang must fit only in part). Here a node
+    of its own joins, the driver runs, one placeholder is placed (its timer starts), the
+    others are sent just before the clock passes the timeout, so the timer fires before
+    the cycle could place them. Every choice comes from ``g.side``.
+    """
+    rng = g.side
+    members, size = rng.randint(2, 3), rng.choice((5, 10))
+    timeout = rng.choice((10_000, 30_000))
+    app_id, partition = yield from _side_gang(g, [(members, size)], "Hard", timeout, size)
+    if not app_id:
+        return
+    yield new_node(g, partition, (members + 1) * size, 4 * CORE)
+    yield _send(g, _ask(g, app_id, f"{app_id}-driver", size,
+                        task_group_name=rng.choice(("tg0", ""))))
+    yield Step.schedule()
+    phs = [_ask(g, app_id, f"{app_id}-tg0-ph-{g.new_id('')}", size, task_group_name="tg0",
+                placeholder=True) for _ in range(members)]
+    yield _send(g, phs[0])
+    yield Step.schedule()
+    yield _send(g, *phs[1:])
+    yield Step.advance(timeout / 1000 + rng.choice((0.5, 1.0)))
+    yield Step.schedule()
+    yield from confirmations(g, "all", placeholders_first=True)
+
+
+def larger_real_ask_story(g: Gen) -> Iterator[Step]:
+    """A real pod larger than the placeholders of its task group (``001`` step 1): each
+    placeholder it meets is released with TIMEOUT, never swapped for it.
+
+    ``send_real_ask`` draws a larger pod one time in five, and it matters only while the
+    group's placeholders all run. Here the gang gets a node of its own, its placeholders are
+    placed, then the larger pod comes (sometimes with one that fits, in the other order
+    too), and the shim confirms the releases. Every choice comes from ``g.side``.
+    """
+    rng = g.side
+    members, size = rng.randint(1, 2), rng.choice((5, 10, 20))
+    app_id, partition = yield from _side_gang(g, [(members, size)], rng.choice(("Hard", "Soft")),
+                                              30_000, 2 * size + 5)
+    if not app_id:
+        return
+    yield new_node(g, partition, members * size + 5, 4 * CORE)
+    yield _placeholders(g, app_id, 0)
+    yield Step.schedule()
+    larger = _ask(g, app_id, f"{app_id}-tg0-real-{g.new_id('')}", size + rng.choice((1, 5)),
+                  task_group_name="tg0")
+    asks = [larger]
+    if members > 1 and rng.random() < 0.5:
+        fits = _ask(g, app_id, f"{app_id}-tg0-real-{g.new_id('')}", size, task_group_name="tg0")
+        asks = [larger, fits] if rng.random() < 0.5 else [fits, larger]
+    yield _send(g, *asks)
+    yield Step.schedule()
+    yield from confirmations(g, rng.choice(("first", "all")))
+    yield Step.schedule()
+
+
+def _side_gang(g: Gen, task_groups: list[tuple[int, int]], style: str, timeout: int,
+               extra: int) -> Generator[Step, None, tuple[str, str]]:
+    """Submit a gang of an extra ending to a leaf that takes gangs and has room for it and
+    ``extra`` memory more (``_open_home``), choices from ``g.side``; returns its id and
+    partition once the core accepted it (``""`` otherwise)."""
+    pods = sum(n for n, _ in task_groups) + 1
+    home = _open_home(g, {"memory": sum(n * s for n, s in task_groups) + extra,
+                          "vcore": pods * CORE}, gang=True)
+    if home is None:
+        return "", ""
+    partition, queue, user, groups = home
+    app_id = g.new_id("gang-")
+    g.gangs[app_id] = task_groups
+    yield _submit_to(g, app_id, queue, partition,
+                     si.UserGroupInformation(user=user, groups=list(groups)),
+                     tags={"namespace": "ns1"}, placeholder_ask=si.Resource.of(
+                         memory=sum(n * s for n, s in task_groups),
+                         vcore=sum(n for n, _ in task_groups) * CORE),
+                     gang_scheduling_style=style, execution_timeout_milli_seconds=timeout)
+    return (app_id, partition) if app_id in _live_gangs(g) else ("", "")
 
 
 @rule(1, late=True)
@@ -360,6 +457,59 @@ def _story_gang(g: Gen, members: int, size: int, second: tuple[int, int] | None 
     return app_id, request
 
 
+def _open_home(g: Gen, need: dict[str, int], gang: bool = False, limited: bool = False,
+               avoid: tuple[str, tuple[str, ...]] | None = None
+               ) -> tuple[str, str, str, tuple[str, ...]] | None:
+    """By the shim's records and the configuration in force, a partition, a leaf its
+    placement keeps an application in, and a user who may submit there, with room for
+    ``need`` more on every queue of the path and within the user's and group's limits, and
+    a ``maxapplications`` slot free (not fair when for a ``gang``; with a user's or group's
+    memory limit on the path when ``limited``; not ``avoid``'s user nor one sharing a group
+    with it); drawn from ``g.side``. None when the RM is paused or stopped, or no leaf
+    qualifies."""
+    rv = g.rv
+    if rv is None or rv.paused or rv.stopped:
+        return None
+    homes = []
+    for name in sorted(rv.config.partitions):
+        pm = rv.config.partitions[name]
+
+        def lookup(path: str, pm: model.PartitionModel = pm) -> bool | None:
+            q = pm.queues.get(path)
+            return None if q is None else q.leaf
+
+        for leaf in pm.leaves():
+            if gang and pm.queues[leaf].sort_policy == "fair":
+                continue
+            chain = pm.chain(leaf)
+            if any((q.max and not qty.within(qty.plus(rv.usage_below(name, q.path), need),
+                                             q.max))
+                   or 0 < q.max_applications <= sum(
+                       rv.holds_slot(a) for a in rv.apps_below(name, q.path))
+                   for q in chain):
+                continue
+            for user, groups in USERS:
+                if avoid is not None and (user == avoid[0] or set(groups) & set(avoid[1])):
+                    continue
+                group = limits.group_for(chain, groups)
+                if limited and not any(
+                        lim is not None and "memory" in lim.max_resources
+                        for q in chain for lim in (limits.limit_for(q, limits.USER, user),
+                                                   limits.limit_for(q, limits.GROUP, group))):
+                    continue
+                placed = model.place(pm.rules, leaf, user, groups, {"namespace": "ns1"}, lookup)
+                if placed is None or placed.path != leaf or placed.create \
+                        or not model.may_submit(chain, user, groups):
+                    continue
+                probe = AppView("", name, Kept(si.AddApplicationRequest(
+                    application_id="probe", queue_name=leaf,
+                    ugi=si.UserGroupInformation(user=user, groups=list(groups)))), leaf,
+                    group=group)
+                if not limits.held_by_limits(rv, probe, need):
+                    homes.append((name, leaf, user, groups))
+    return homes[g.side.randrange(len(homes))] if homes else None
+
+
 def _gang_home(g: Gen) -> tuple[str, str, str, tuple[str, ...]] | None:
     """A leaf that takes gangs (not fair) and a user its ACLs let in, by the configuration."""
     config = model.read(g.scenario.shape.text)
@@ -410,9 +560,100 @@ def priority_story(g: Gen) -> Iterator[Step]:
     yield _send(g, _ask(g, high, g.new_id("ask-"), size, g.rng.randint(1, 2), priority=10))
     yield Step.schedule()
     # Sometimes (a side draw: the case's own draws stay as they were) the story goes on to a
-    # reservation held by an application its user's limit holds back.
-    if g.side.random() < 0.5:
+    # reservation held by an application its user's limit holds back: by maxapplications,
+    # or (never with the preemption configuration) by maxresources.
+    roll = g.side.random()
+    if roll < 0.5:
         yield from slot_story(g)
+    elif roll < 0.5 + HEADROOM_ENDINGS and g.scenario.shape.text != PREEMPTION:
+        yield from headroom_story(g)
+
+
+HEADROOM_ENDINGS = 0.5
+"""How often ``priority_story`` goes on to ``headroom_story``."""
+
+
+def headroom_story(g: Gen) -> Iterator[Step]:
+    """A reserved ask whose user's (or group's) ``maxresources`` fills before its node frees
+    up (YuniKorn's ugm rule 7, YUNIKORN-2030): the reserved pass must check the headroom too.
+
+    A node joins and another user's pod fills it; application A of a user with a memory
+    limit on its path asks for the node's whole room (a required-node pod, or a pod too
+    large for every other node's free room) and reserves it; a second pod of A takes, on a
+    node of its own, just enough of the user's room that the first no longer fits in it;
+    then the filler ends. Every choice comes from ``g.side``.
+    """
+    home = _headroom_home(g)
+    if home is None:
+        return
+    partition, leaf, (user, groups), size, second = home
+    other = _open_home(g, {"memory": size, "vcore": CORE}, avoid=(user, groups))
+    rv = g.rv
+    if other is None or rv is None:
+        return
+    _, other_leaf, other_user, other_groups = other
+    elsewhere = max((_memory(rv.free(n.id)) for n in rv.nodes.values()
+                     if n.partition == partition), default=0)
+    required = g.side.random() < 0.5 or size <= max(elsewhere, second)
+    joined = new_node(g, partition, size, 4 * CORE)
+    node = joined.request.nodes[0].node_id
+    yield joined
+    filler, a = g.new_id("app-"), g.new_id("app-")
+    yield _submit_to(g, filler, other_leaf, partition,
+                     si.UserGroupInformation(user=other_user, groups=list(other_groups)),
+                     tags={"namespace": "ns1"})
+    yield _send(g, _ask(g, filler, g.new_id("ask-"), size, tags={REQUIRED_NODE: node}))
+    yield Step.schedule()
+    yield _submit_to(g, a, leaf, partition,
+                     si.UserGroupInformation(user=user, groups=list(groups)),
+                     tags={"namespace": "ns1"})
+    pinned: dict[str, Any] = {"tags": {REQUIRED_NODE: node}} if required else {}
+    yield _send(g, _ask(g, a, g.new_id("ask-"), size, **pinned))
+    yield Step.schedule()
+    spare = new_node(g, partition, second, 2 * CORE)
+    yield spare
+    yield _send(g, _ask(g, a, g.new_id("ask-"), second,
+                        tags={REQUIRED_NODE: spare.request.nodes[0].node_id}))
+    yield Step.schedule()
+    rv = g.rv
+    held = [x for x in rv.running() if x.app == filler] if rv is not None else []
+    if rv is not None and held:
+        yield g.request("update_allocation", rv.release_request(held, TT.STOPPED_BY_RM))
+    yield Step.schedule()
+
+
+def _headroom_home(g: Gen) -> tuple[str, str, tuple[str, tuple[str, ...]], int, int] | None:
+    """For ``headroom_story``: a partition, a leaf and a user (``_open_home``) with a memory
+    limit on the path, the reserved pod's size within the user's room there, and the second
+    pod's, which leaves the first no room (drawn from ``g.side``)."""
+    rv = g.rv
+    home = _open_home(g, {"memory": 5, "vcore": 2 * CORE}, limited=True)
+    if rv is None or home is None:
+        return None
+    partition, leaf, user, groups = home
+    pm = rv.config.partitions[partition]
+    chain = pm.chain(leaf)
+    group = limits.group_for(chain, groups)
+    rooms = []
+    for q in chain:
+        for kind, who in ((limits.USER, user), (limits.GROUP, group)):
+            lim = limits.limit_for(q, kind, who)
+            if lim is None or "memory" not in lim.max_resources:
+                continue
+            mine = {a.id for a in rv.apps_below(partition, q.path)
+                    if (a.user if kind == limits.USER else a.group) == who}
+            rooms.append(lim.max_resources["memory"] - _memory(rv.usage_of(mine)))
+    room = min(rooms, default=0)
+    sizes = [s for s in (5, 10, 20) if s <= room - 2]
+    if not sizes:
+        return None
+    size = g.side.choice(sizes)
+    second = room - size + 1
+    need = {"memory": room + 1 + size, "vcore": 3 * CORE}
+    if any(q.max and not qty.within(qty.plus(rv.usage_below(partition, q.path), need), q.max)
+           for q in chain):
+        return None
+    return partition, leaf, (user, groups), size, second
 
 
 def slot_story(g: Gen) -> Iterator[Step]:
