@@ -22,7 +22,17 @@ from ..configs import CORE
 from ..rules.rm import resync
 from ..shim import REQUIRED_NODE, AllocView, RMView
 from ..world import World
-from .texts import ADMISSION, CONFIG, LIMITS, PREEMPTION, RELOADED, REQUIRED, SORTING, TEMPLATE
+from .texts import (
+    ADMISSION,
+    CONFIG,
+    LIMITS,
+    PREEMPTION,
+    RELOADED,
+    REQUIRED,
+    ROUTING,
+    SORTING,
+    TEMPLATE,
+)
 
 RM_ID = "explore-rm"
 TT = si.TerminationType
@@ -171,6 +181,9 @@ KINDS: dict[str, str] = {
     "decommission": "DECOMISSION of a node",
     "restart": "the RM loses its connection, registers again and resyncs (002 recovery)",
     "reload": "the administrator lowers the parent's max, or puts it back",
+    "misroute": "a request names partition `other`, which does not hold the application: a "
+                "new ask, the withdrawal of its first pending ask, the release of its first "
+                "running allocation, or its removal",
 }
 """Every kind of action, in the order the alphabet lists them."""
 
@@ -185,6 +198,9 @@ def _targets(scope: Scope, kind: str) -> list[str]:
         return [a.id for a in scope.apps if a.gang is not None]
     if kind in ("ask", "remove_ask", "resend"):
         return [f"{a.id}/{k.key}" for a in scope.apps for k in a.asks]
+    if kind == "misroute":
+        return [f"{what} {a.id}" for a in scope.apps
+                for what in ("ask", "ask_release", "release", "removal")]
     return [""]
 
 
@@ -331,6 +347,39 @@ def _remove_ask(a: Action, w: World, rv: RMView) -> Iterator[Step]:
                                         termination_type=TT.STOPPED_BY_RM)])))
 
 
+STRAY = "other"
+"""The partition a ``misroute`` names: not the application's."""
+
+
+def _misroute(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+    what, app_id = a.target.split(" ")
+    if not _live(rv, app_id):
+        return
+    if what == "ask":
+        msg = _ask_message(app_id, "stray", 10, 1, "", placeholder=False)
+        yield _request("update_allocation", si.AllocationRequest(rm_id=RM_ID, asks=[
+            msg.model_copy(update={"partition_name": STRAY})]))
+    elif what == "ask_release":
+        pending = sorted(k for (x, k), ask in rv.asks.items() if x == app_id and ask.pending)
+        if pending:
+            yield _request("update_allocation", si.AllocationRequest(
+                rm_id=RM_ID, releases=si.AllocationReleasesRequest(allocation_asks_to_release=[
+                    si.AllocationAskRelease(partition_name=STRAY, application_id=app_id,
+                                            allocation_key=pending[0],
+                                            termination_type=TT.STOPPED_BY_RM)])))
+    elif what == "release":
+        running = sorted((x for x in rv.allocs_of(app_id) if x.releasing is None), key=_order)
+        if running:
+            yield _request("update_allocation", si.AllocationRequest(
+                rm_id=RM_ID, releases=si.AllocationReleasesRequest(allocations_to_release=[
+                    si.AllocationRelease(partition_name=STRAY, application_id=app_id,
+                                         uuid=running[0].uuid,
+                                         termination_type=TT.STOPPED_BY_RM)])))
+    else:
+        yield _request("update_application", si.ApplicationRequest(rm_id=RM_ID, remove=[
+            si.RemoveApplicationRequest(application_id=app_id, partition_name=STRAY)]))
+
+
 def _remove_app(a: Action, w: World, rv: RMView) -> Iterator[Step]:
     if _live(rv, a.target):
         yield _request("update_application", si.ApplicationRequest(rm_id=RM_ID, remove=[
@@ -444,7 +493,7 @@ _BUILDERS: dict[str, Builder] = {
     "drain": _node_action(NA.DRAIN_NODE, "Schedulable"),
     "restore": _node_action(NA.DRAIN_TO_SCHEDULABLE, "Draining"),
     "decommission": _node_action(NA.DECOMISSION, None), "restart": _restart,
-    "reload": _reload,
+    "reload": _reload, "misroute": _misroute,
 }
 
 _PLAIN = AppShape("app-1", "root.parent.batch", (AskShape("k1", 10, repeats=2),))
@@ -558,5 +607,11 @@ SCOPES: dict[str, Scope] = {s.name: s for s in (
           kinds=frozenset({"node", "submit", "ask", "schedule"}),
           depth=7, config=REQUIRED, hunt_depth=7,
           refused=(("big", "node-1"), ("d1", "node-1"))),
+    Scope("routing", "requests naming a partition that does not hold the application: "
+          "an application of two pods in a partition with a twin",
+          nodes=(("node-1", 20),),
+          apps=(AppShape("app-1", "root.a", (AskShape("k1", 10, repeats=2),)),),
+          kinds=frozenset({"node", "submit", "ask", "schedule", "release", "misroute"}),
+          depth=7, config=ROUTING, hunt_depth=6),
 )}
 """The named scopes (``yunikorn-fsm explore --scope NAME``)."""

@@ -73,11 +73,6 @@ BEYOND_SCOPES: dict[str, str] = {
         "every leaf of the preemption scope has a guarantee",
     "preemption.reserved_only_within_headroom":
         "no max in the preemption scope: the asking leaf's headroom always fits",
-    "routing.ask_to_applications_partition":
-        "no scope names a partition other than the application's",
-    "routing.ask_release_anywhere": "no scope names a partition other than the application's",
-    "routing.release_anywhere": "no scope names a partition other than the application's",
-    "routing.removal_anywhere": "no scope names a partition other than the application's",
 }
 """Broken cores whose bug needs something no scope's alphabet has, and why: the random
 checker's self-test finds them (``docs/checker.md``); here a miss is reported, not failed."""

@@ -164,3 +164,22 @@ partitions:
 """
 """The ``required`` scope's configuration: two plain leaves, one for ordinary pods and one
 for a DaemonSet's pods (required-node preemption reads no guarantee, fence or delay)."""
+
+ROUTING = """\
+partitions:
+  - name: default
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: a
+  - name: other
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: a
+"""
+"""The ``routing`` scope's configuration: two partitions with the same queue names, so a
+request naming the wrong one names a partition that exists and does not hold the
+application."""
