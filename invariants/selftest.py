@@ -46,7 +46,7 @@ class Verdict:
 
 EXAMPLES = 500
 """The self-test's default budget per broken core, in test cases: with seed 1 the slowest
-core needs 287 (``docs/checker.md``). A change to how cases are drawn moves every
+core needs 232 (``docs/checker.md``). A change to how cases are drawn moves every
 detection: run ``check --self-test --seed 1`` after one."""
 
 

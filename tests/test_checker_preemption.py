@@ -206,9 +206,11 @@ def test_a_core_that_preempts_for_a_limit_held_ask_is_caught() -> None:
 def _ending(config: str, kind: str, ask_leaf: str, victim: str) -> list[str]:
     """One directed ending of the preemption story (``invariants/rules/work.py``), played
     alone on a fresh core after the registration; the violations it caused."""
-    home = next(h for h in work._ending_homes(config)[kind] if h[1:3] == (ask_leaf, victim))
+    pool = "second" if kind in ("room", "required") else kind
+    home = next(h for h in work._ending_homes(config)[pool] if h[1:3] == (ask_leaf, victim))
     play = {"fence": work._fence_ending, "limit": work._limit_ending,
-            "parent": work._parent_ending, "second": work._second_ending}[kind]
+            "parent": work._parent_ending, "second": work._second_ending,
+            "room": work._room_ending, "required": work._required_ending}[kind]
     world = World(1_000.0)
     gen = Gen(world, Scenario.draw(1, config), random.Random(1))
     found: list[str] = []
@@ -228,6 +230,10 @@ def _ending(config: str, kind: str, ask_leaf: str, victim: str) -> list[str]:
      "preemption.outcome"),
     ("PREEMPTION", "second", "root.a", "root.b", "preemption.victim_already_released",
      "protocol.no_exception"),
+    ("PREEMPTION", "room", "root.a", "root.b", "preemption.while_it_fits",
+     "preemption.trigger"),
+    ("PREEMPTION", "required", "root.a", "root.b", "preemption.required_victims_by_age_only",
+     "preemption.victims"),
 ])
 def test_each_directed_ending_passes_on_the_core_and_catches_its_broken_core(
         config: str, kind: str, ask_leaf: str, victim: str, mutant: str, rule: str) -> None:

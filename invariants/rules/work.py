@@ -868,12 +868,20 @@ def _directed_ending(g: Gen) -> Iterator[Step]:
         return
     homes = _ending_homes(g.scenario.shape.text)
     kinds = [k for k in ("fence", "limit", "parent", "second") if homes[k]]
+    if homes["second"]:
+        # Played where "second" can be: two leaves inside one fence, nothing guaranteed above.
+        kinds += ["room", "required"]
     rv = g.rv
     if not kinds or rv is None or rv.stopped or rv.paused:
         return
     kind = kinds[g.ending.randrange(len(kinds))]
-    home = homes[kind][g.ending.randrange(len(homes[kind]))]
-    if kind == "fence":
+    pool = homes["second" if kind in ("room", "required") else kind]
+    home = pool[g.ending.randrange(len(pool))]
+    if kind == "room":
+        yield from _room_ending(g, *home)
+    elif kind == "required":
+        yield from _required_ending(g, *home)
+    elif kind == "fence":
         yield from _fence_ending(g, *home)
     elif kind == "limit":
         yield from _limit_ending(g, *home)
@@ -1120,6 +1128,68 @@ def _second_ending(g: Gen, partition: str, ask_leaf: str, victim: str, askers: l
     yield from _preempting_ask(g, partition, ask_leaf, user, size, app_id)
 
 
+def _room_ending(g: Gen, partition: str, ask_leaf: str, victim: str, askers: list[User],
+                 hogs: list[User]) -> Iterator[Step]:
+    """The victims' leaf fills the slot node, an ask that may preempt finds no room; then a
+    second slot node with room for it joins before the cycle that passes its delay. The ask
+    is placed there: preemption is only for an ask that found no node (YuniKorn
+    ``Application.tryAllocate``)."""
+    pm = model.read(g.scenario.shape.text).partitions[partition]
+    chain = pm.chain(ask_leaf)
+    yield from _clear(g, partition, chain)
+    size = next((s for s in (20, 10, 5) if s <= _room_under(g, partition, chain)), 0)
+    if not size:
+        return
+    guarantee = _memory_guarantee(pm.chain(victim))
+    yield from _hog(g, partition, victim, hogs[g.ending.randrange(len(hogs))], size,
+                    (guarantee + 2 * size) // size + 2)
+    user = askers[g.ending.randrange(len(askers))]
+    app_id = g.new_id("app-")
+    yield _submit_to(g, app_id, ask_leaf, partition, si.UserGroupInformation(
+        user=user[0], groups=list(user[1])))
+    if not _placed(g, app_id, ask_leaf):
+        return
+    yield _send(g, _slotted(_ask(g, app_id, g.new_id("ask-"), size, priority=10,
+                                 preemption_policy=si.PreemptionPolicy(
+                                     allow_preempt_self=True, allow_preempt_other=True))))
+    yield Step.schedule()
+    yield _node(g, g.new_id("node-"), NA.CREATE, schedulable_resource=si.Resource.of(
+        memory=size, **{SLOT: 1}),
+        attributes={"si/node-partition": partition} if partition != "default" else {})
+    yield Step.advance(max(preemption_delay(chain[0]), 15.0) + 1.0)
+    yield Step.schedule()
+
+
+def _required_ending(g: Gen, partition: str, ask_leaf: str, victim: str, askers: list[User],
+                     hogs: list[User]) -> Iterator[Step]:
+    """A slot node holds two pods of the victims' leaf, the older of priority 0, the newer
+    of priority 5; a DaemonSet pod of priority 10 that requires the node needs the room of
+    one: the victim is the lower priority one, not the newer (yunikorn-behaviour 2.6 step 2,
+    YUNIKORN-1184)."""
+    size = g.ending.choice((5, 10))
+    node_id = g.new_id("node-")
+    yield _node(g, node_id, NA.CREATE, schedulable_resource=si.Resource.of(
+        memory=2 * size, **{SLOT: 2}),
+        attributes={"si/node-partition": partition} if partition != "default" else {})
+    hog, user = g.new_id("app-"), hogs[g.ending.randrange(len(hogs))]
+    yield _submit_to(g, hog, victim, partition, si.UserGroupInformation(
+        user=user[0], groups=list(user[1])))
+    if not _placed(g, hog, victim):
+        return
+    for priority in (0, 5):
+        yield _send(g, _slotted(_ask(g, hog, g.new_id("ask-"), size, priority=priority)))
+        yield Step.schedule()
+    asker = askers[g.ending.randrange(len(askers))]
+    daemon = g.new_id("app-")
+    yield _submit_to(g, daemon, ask_leaf, partition, si.UserGroupInformation(
+        user=asker[0], groups=list(asker[1])))
+    if not _placed(g, daemon, ask_leaf):
+        return
+    yield _send(g, _slotted(_ask(g, daemon, g.new_id("ask-"), size, priority=10,
+                                 tags={REQUIRED_NODE: node_id})))
+    yield Step.schedule()
+
+
 def _parent_ending(g: Gen, partition: str, ask_leaf: str, victim: str, askers: list[User],
                    hogs: list[User], parent: str) -> Iterator[Step]:
     """Two leaves below a parent with a memory guarantee: the victims' leaf fills the
@@ -1288,3 +1358,4 @@ def _victim_policy(g: Gen) -> dict[str, Any]:
         return {"preemption_policy": si.PreemptionPolicy(
             allow_preempt_self=g.rng.random() < 0.5, allow_preempt_other=False)}
     return {}
+
