@@ -1096,21 +1096,31 @@ def _limit_ending(g: Gen, partition: str, ask_leaf: str, victim: str, askers: li
     yield from _preempting_ask(g, partition, ask_leaf, user, size)
 
 
+def _filled(g: Gen, partition: str, ask_leaf: str, victim: str,
+            hogs: list[User]) -> Generator[Step, None, int]:
+    """The asking path cleared and the victims' leaf filling a slot node past its guarantee
+    with pods of the size the ask will take (the largest of 20, 10, 5 within the asking
+    path's guarantees); returns that size (0: no room, nothing played after the clearing)."""
+    pm = model.read(g.scenario.shape.text).partitions[partition]
+    chain = pm.chain(ask_leaf)
+    yield from _clear(g, partition, chain)
+    size = next((s for s in (20, 10, 5) if s <= _room_under(g, partition, chain)), 0)
+    if size:
+        guarantee = _memory_guarantee(pm.chain(victim))
+        yield from _hog(g, partition, victim, hogs[g.ending.randrange(len(hogs))], size,
+                        (guarantee + 2 * size) // size + 2)
+    return size
+
+
 def _second_ending(g: Gen, partition: str, ask_leaf: str, victim: str, askers: list[User],
                    hogs: list[User]) -> Iterator[Step]:
     """The victims' leaf fills the slot node and an ask preempts; the shim deletes that ask
     (its reservation goes with it) before it confirms the victims, and another ask of the
     same application waits past the delay: its preemption must not choose a victim already
     being released (YUNIKORN-3003, YUNIKORN-2141)."""
-    pm = model.read(g.scenario.shape.text).partitions[partition]
-    chain = pm.chain(ask_leaf)
-    yield from _clear(g, partition, chain)
-    size = next((s for s in (20, 10, 5) if s <= _room_under(g, partition, chain)), 0)
+    size = yield from _filled(g, partition, ask_leaf, victim, hogs)
     if not size:
         return
-    guarantee = _memory_guarantee(pm.chain(victim))
-    yield from _hog(g, partition, victim, hogs[g.ending.randrange(len(hogs))], size,
-                    (guarantee + 2 * size) // size + 2)
     user = askers[g.ending.randrange(len(askers))]
     app_id = g.new_id("app-")
     yield from _preempting_ask(g, partition, ask_leaf, user, size, app_id)
@@ -1134,15 +1144,9 @@ def _room_ending(g: Gen, partition: str, ask_leaf: str, victim: str, askers: lis
     second slot node with room for it joins before the cycle that passes its delay. The ask
     is placed there: preemption is only for an ask that found no node (YuniKorn
     ``Application.tryAllocate``)."""
-    pm = model.read(g.scenario.shape.text).partitions[partition]
-    chain = pm.chain(ask_leaf)
-    yield from _clear(g, partition, chain)
-    size = next((s for s in (20, 10, 5) if s <= _room_under(g, partition, chain)), 0)
+    size = yield from _filled(g, partition, ask_leaf, victim, hogs)
     if not size:
         return
-    guarantee = _memory_guarantee(pm.chain(victim))
-    yield from _hog(g, partition, victim, hogs[g.ending.randrange(len(hogs))], size,
-                    (guarantee + 2 * size) // size + 2)
     user = askers[g.ending.randrange(len(askers))]
     app_id = g.new_id("app-")
     yield _submit_to(g, app_id, ask_leaf, partition, si.UserGroupInformation(
@@ -1156,7 +1160,8 @@ def _room_ending(g: Gen, partition: str, ask_leaf: str, victim: str, askers: lis
     yield _node(g, g.new_id("node-"), NA.CREATE, schedulable_resource=si.Resource.of(
         memory=size, **{SLOT: 1}),
         attributes={"si/node-partition": partition} if partition != "default" else {})
-    yield Step.advance(max(preemption_delay(chain[0]), 15.0) + 1.0)
+    leaf = model.read(g.scenario.shape.text).partitions[partition].queues[ask_leaf]
+    yield Step.advance(max(preemption_delay(leaf), 15.0) + 1.0)
     yield Step.schedule()
 
 
