@@ -235,20 +235,9 @@ class ModelShim:
                     return False
             if req.releases is None:
                 return True
-            for rel in req.releases.allocations_to_release:
-                if rel.termination_type == TT.STOPPED_BY_RM:
-                    targets = ([rv.allocs[rel.uuid]] if rel.uuid in rv.allocs else []) \
-                        if rel.uuid else rv.allocs_of(rel.application_id)
-                    if any(requests.held_by(rv, a.app, rel.partition_name, unknown=True)
-                           and (not rel.application_id or a.app == rel.application_id)
-                           for a in targets):
-                        return False
-                elif rel.uuid in rv.allocs:
-                    found = rv.allocs[rel.uuid]
-                    if found.releasing == rel.termination_type \
-                            and (not rel.application_id or found.app == rel.application_id) \
-                            and requests.held_by(rv, found.app, rel.partition_name, unknown=True):
-                        return False
+            if any(requests.released_by(rv, rel)
+                   for rel in req.releases.allocations_to_release):
+                return False
             return all(
                 r.termination_type != TT.STOPPED_BY_RM
                 or not requests.held_by(rv, r.application_id, r.partition_name)

@@ -384,23 +384,30 @@ def begin_allocation(rv: RMView, call: Call, req: si.AllocationRequest) -> None:
             call.ask_confirm_expected[key] += 1
             del rv.asks[key]
     for rel in releases.allocations_to_release:
-        if rel.termination_type == TT.STOPPED_BY_RM:
-            if rel.uuid:
-                targets = [rv.allocs[rel.uuid]] if rel.uuid in rv.allocs else []
-            else:
-                targets = rv.allocs_of(rel.application_id)
-            for a in targets:
-                if (rel.application_id and a.app != rel.application_id) \
-                        or not held_by(rv, a.app, rel.partition_name, unknown=True):
-                    continue
+        for a in released_by(rv, rel):
+            if rel.termination_type == TT.STOPPED_BY_RM:
                 call.confirm_expected[a.uuid] += 1
                 call.gone[a.uuid] = rv.allocs.pop(a.uuid)
+            else:
+                call.shim_confirmed[a.uuid] = rv.allocs.pop(a.uuid)
+
+
+def released_by(rv: RMView, rel: si.AllocationRelease) -> list[AllocView]:
+    """What one ``AllocationRelease`` ends, by the shim's records: the RM's release
+    (``STOPPED_BY_RM``) of the allocation it names, or of every allocation of the
+    application; otherwise the shim's confirmation of a release the core started with that
+    type. The application named, if any, and the partition named must hold it."""
+    if rel.termination_type == TT.STOPPED_BY_RM:
+        if rel.uuid:
+            targets = [rv.allocs[rel.uuid]] if rel.uuid in rv.allocs else []
         else:
-            found = rv.allocs.get(rel.uuid)
-            if found is not None and found.releasing == rel.termination_type \
-                    and (not rel.application_id or found.app == rel.application_id) \
-                    and held_by(rv, found.app, rel.partition_name, unknown=True):
-                call.shim_confirmed[found.uuid] = rv.allocs.pop(found.uuid)
+            targets = rv.allocs_of(rel.application_id)
+    else:
+        found = rv.allocs.get(rel.uuid)
+        targets = [found] if found is not None and found.releasing == rel.termination_type \
+            else []
+    return [a for a in targets if (not rel.application_id or a.app == rel.application_id)
+            and held_by(rv, a.app, rel.partition_name, unknown=True)]
 
 
 def held_by(rv: RMView, app_id: str, partition: str, unknown: bool = False) -> bool:

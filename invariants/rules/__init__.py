@@ -14,7 +14,7 @@ import copy
 import functools
 import json
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,7 +120,8 @@ class Scenario:
                 "rm_pause_timeout": self.rm_pause_timeout, "rules": sorted(self.enabled)}
 
 
-def predicate_for(salt: int | None, refused: Any = ()) -> Callable[[str, str], bool] | None:
+def predicate_for(salt: int | None, refused: Iterable[Sequence[str]] = ()
+                  ) -> Callable[[str, str], bool] | None:
     """The predicates callback a case or a trace names: ``salt`` draws one refusing about a
     quarter of (ask, node) pairs, ``refused`` lists the pairs refused (an explorer scope's);
     neither: no callback."""

@@ -15,12 +15,19 @@ def _node(g: Gen, node_id: str, action: si.NodeAction, **fields: object) -> Step
         si.NodeInfo(node_id=node_id, action=action, **fields)]))
 
 
-def new_node(g: Gen, partition: str, memory: int, vcore: int, **fields: object) -> Step:
-    """A node joining ``partition`` (named by the node attribute unless it is the default)."""
-    return _node(g, g.new_id("node-"), NA.CREATE,
-                 schedulable_resource=si.Resource.of(memory=memory, vcore=vcore),
+def joining(g: Gen, node_id: str, partition: str, resource: si.Resource,
+            **fields: object) -> Step:
+    """A node of ``resource`` joining ``partition`` (named by the node attribute unless it
+    is the default)."""
+    return _node(g, node_id, NA.CREATE, schedulable_resource=resource,
                  attributes={"si/node-partition": partition} if partition != "default" else {},
                  **fields)
+
+
+def new_node(g: Gen, partition: str, memory: int, vcore: int, **fields: object) -> Step:
+    """A node of ``memory`` and ``vcore`` joining ``partition``."""
+    return joining(g, g.new_id("node-"), partition, si.Resource.of(memory=memory, vcore=vcore),
+                   **fields)
 
 
 @rule(4, core=True)

@@ -9,7 +9,7 @@ need to know.
 from __future__ import annotations
 
 import functools
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 from scheduler import si
@@ -22,7 +22,7 @@ from ..preemption import delay as preemption_delay
 from ..preemption import disabled, fence_root
 from ..shim import REQUIRED_NODE, AppView, Kept
 from . import NA, TT, Gen, rule
-from .cluster import _node, new_node
+from .cluster import joining, new_node
 from .time import confirmations
 
 
@@ -1012,13 +1012,16 @@ def _slotted(ask: si.AllocationAsk) -> si.AllocationAsk:
         {"resources": {"memory": {"value": memory}, SLOT: {"value": 1}}})})
 
 
+def _slot_node(g: Gen, node_id: str, partition: str, memory: int, slots: int) -> Step:
+    """A node of the directed endings: ``memory`` and ``slots`` slots, no vcore."""
+    return joining(g, node_id, partition, si.Resource.of(memory=memory, **{SLOT: slots}))
+
+
 def _hog(g: Gen, partition: str, leaf: str, user: User, size: int, pods: int
          ) -> Iterator[Step]:
     """A node with ``pods`` slots and room for ``pods`` pods of ``size`` joins, and an
     application of ``leaf`` fills it."""
-    yield _node(g, g.new_id("node-"), NA.CREATE, schedulable_resource=si.Resource.of(
-        memory=pods * size, **{SLOT: pods}),
-        attributes={"si/node-partition": partition} if partition != "default" else {})
+    yield _slot_node(g, g.new_id("node-"), partition, pods * size, pods)
     hog = g.new_id("app-")
     yield _submit_to(g, hog, leaf, partition, si.UserGroupInformation(
         user=user[0], groups=list(user[1])))
@@ -1028,10 +1031,12 @@ def _hog(g: Gen, partition: str, leaf: str, user: User, size: int, pods: int
 
 
 def _preempting_ask(g: Gen, partition: str, leaf: str, user: User, size: int,
-                    app_id: str = "") -> Iterator[Step]:
+                    app_id: str = "",
+                    meanwhile: Callable[[], Iterator[Step]] | None = None) -> Iterator[Step]:
     """An application of ``leaf`` (``app_id``, submitted unless the shim knows it) asks
     ``size`` with allowPreemptOther, and waits past its leaf's preemption.delay (and the
-    15 s between two attempts)."""
+    15 s between two attempts); ``meanwhile``'s steps come after the ask's first cycle,
+    before the wait."""
     rv = g.rv
     app_id = app_id or g.new_id("app-")
     if rv is None or app_id not in rv.apps:
@@ -1043,6 +1048,8 @@ def _preempting_ask(g: Gen, partition: str, leaf: str, user: User, size: int,
                                  preemption_policy=si.PreemptionPolicy(
                                      allow_preempt_self=True, allow_preempt_other=True))))
     yield Step.schedule()
+    if meanwhile is not None:
+        yield from meanwhile()
     pm = model.read(g.scenario.shape.text).partitions[partition]
     yield Step.advance(max(preemption_delay(pm.chain(leaf)[0]), 15.0) + 1.0)
     yield Step.schedule()
@@ -1148,21 +1155,11 @@ def _room_ending(g: Gen, partition: str, ask_leaf: str, victim: str, askers: lis
     if not size:
         return
     user = askers[g.ending.randrange(len(askers))]
-    app_id = g.new_id("app-")
-    yield _submit_to(g, app_id, ask_leaf, partition, si.UserGroupInformation(
-        user=user[0], groups=list(user[1])))
-    if not _placed(g, app_id, ask_leaf):
-        return
-    yield _send(g, _slotted(_ask(g, app_id, g.new_id("ask-"), size, priority=10,
-                                 preemption_policy=si.PreemptionPolicy(
-                                     allow_preempt_self=True, allow_preempt_other=True))))
-    yield Step.schedule()
-    yield _node(g, g.new_id("node-"), NA.CREATE, schedulable_resource=si.Resource.of(
-        memory=size, **{SLOT: 1}),
-        attributes={"si/node-partition": partition} if partition != "default" else {})
-    leaf = model.read(g.scenario.shape.text).partitions[partition].queues[ask_leaf]
-    yield Step.advance(max(preemption_delay(leaf), 15.0) + 1.0)
-    yield Step.schedule()
+
+    def room() -> Iterator[Step]:
+        yield _slot_node(g, g.new_id("node-"), partition, size, 1)
+
+    yield from _preempting_ask(g, partition, ask_leaf, user, size, g.new_id("app-"), room)
 
 
 def _required_ending(g: Gen, partition: str, ask_leaf: str, victim: str, askers: list[User],
@@ -1173,9 +1170,7 @@ def _required_ending(g: Gen, partition: str, ask_leaf: str, victim: str, askers:
     YUNIKORN-1184)."""
     size = g.ending.choice((5, 10))
     node_id = g.new_id("node-")
-    yield _node(g, node_id, NA.CREATE, schedulable_resource=si.Resource.of(
-        memory=2 * size, **{SLOT: 2}),
-        attributes={"si/node-partition": partition} if partition != "default" else {})
+    yield _slot_node(g, node_id, partition, 2 * size, 2)
     hog, user = g.new_id("app-"), hogs[g.ending.randrange(len(hogs))]
     yield _submit_to(g, hog, victim, partition, si.UserGroupInformation(
         user=user[0], groups=list(user[1])))
