@@ -43,6 +43,24 @@ def test_event_records_are_the_messages_validation_builds() -> None:
             assert re.search(r": .+ \(\w+ -> \w+\)$", e.message), e.message
 
 
+def test_event_records_of_one_call_stay_independent() -> None:
+    """Records built in one call share their (full) ``model_fields_set``: assigning to or
+    copying one record must leave every other record as it was."""
+    env = Env()
+    env.add_node("node-1", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "k1", 10, repeats=3)
+    env.schedule()
+    first, *others = env.shim.events
+    before = [e.model_dump() for e in others]
+    first.message = "changed by the shim"
+    copied = first.model_copy(update={"object_id": "other"})
+    assert copied.object_id == "other" and first.object_id != "other"
+    assert [e.model_dump() for e in others] == before
+    full = set(si.EventRecord.model_fields)
+    assert all(e.model_fields_set == full for e in [first, copied, *others])
+
+
 def test_application_transitions_reported() -> None:
     env = Env()
     env.add_node("node-1", 100)
