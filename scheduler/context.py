@@ -181,7 +181,7 @@ class CoreContext:
         reference_id: str = "",
     ) -> None:
         if self.emit_events:
-            self.outbox(rm_id).events.append((kind, object_id, reference_id, message, change))
+            self.outbox(rm_id).event(kind, object_id, message, change, reference_id)
 
     # -- rejections: the answer to the RM plus an event, always both ---------
     def reject_app(self, rm_id: str, app_id: str, reason: str) -> None:
@@ -211,13 +211,10 @@ class CoreContext:
             kind = EVENT_TYPES.get(lc.name)
             if kind is not None:
                 box = self.outboxes.get(rm_id) or self.outbox(rm_id)
-                box.events.append((
-                    kind,
-                    obj.event_id,
-                    reference_id,
-                    transition_message(obj, lc.name, trigger, source, dest, reference_id, why),
-                    _SET,
-                ))
+                box.event(kind, obj.event_id,
+                          transition_message(obj, lc.name, trigger, source, dest, reference_id,
+                                             why),
+                          _SET, reference_id)
         if self.observers:
             record = TransitionRecord(lc.name, obj, trigger, source, dest)
             for observer in self.observers:

@@ -86,7 +86,7 @@ class Ask:
         self.allocated_count = 0
         self.priority = priority
         self.seq = seq
-        self.sort_key = (-priority, seq)
+        self.sort_key = (-priority << SEQ_BITS) + seq
         self.created = created
         self.execution_timeout_ms = execution_timeout_ms
         self.tags = tags or {}
@@ -115,6 +115,12 @@ class Ask:
         return f"Ask({self.app.id}/{self.key} {self.state} x{self.pending_repeats})"
 
 
+SEQ_BITS = 64
+"""An ask's ``sort_key`` is ``(-priority, seq)`` packed into one int (``seq`` stays below
+2**64): ints compare faster than tuples and, unlike tuples, are no work for the cyclic
+garbage collector, which otherwise walks one key per ask that arrives."""
+
+
 class PendingAsks:
     """An application's pending asks by ``Ask.sort_key`` (priority high first, then
     arrival), iterated in that order.
@@ -128,11 +134,11 @@ class PendingAsks:
     __slots__ = ("_asks", "_keys", "_order")
 
     def __init__(self) -> None:
-        self._asks: dict[tuple[int, int], Ask] = {}
-        self._keys: list[tuple[int, int]] = []
+        self._asks: dict[int, Ask] = {}
+        self._keys: list[int] = []
         self._order: list[Ask] = []
 
-    def __setitem__(self, key: tuple[int, int], ask: Ask) -> None:
+    def __setitem__(self, key: int, ask: Ask) -> None:
         i = bisect_left(self._keys, key)
         if key in self._asks:
             self._order[i] = ask
@@ -141,31 +147,31 @@ class PendingAsks:
             self._order.insert(i, ask)
         self._asks[key] = ask
 
-    def __delitem__(self, key: tuple[int, int]) -> None:
+    def __delitem__(self, key: int) -> None:
         del self._asks[key]
         i = bisect_left(self._keys, key)
         del self._keys[i]
         del self._order[i]
 
-    def pop(self, key: tuple[int, int], default: Ask | None = None) -> Ask | None:
+    def pop(self, key: int, default: Ask | None = None) -> Ask | None:
         if key not in self._asks:
             return default
         ask = self._asks[key]
         del self[key]
         return ask
 
-    def get(self, key: tuple[int, int], default: Ask | None = None) -> Ask | None:
+    def get(self, key: int, default: Ask | None = None) -> Ask | None:
         return self._asks.get(key, default)
 
-    def first_key(self) -> tuple[int, int] | None:
-        """The key of the first pending ask, None when there is none."""
-        return self._keys[0] if self._keys else None
+    def first(self) -> Ask | None:
+        """The first pending ask (highest priority, then oldest), None when there is none."""
+        return self._order[0] if self._order else None
 
     def values(self) -> list[Ask]:
         """The asks in order, as a new list (the caller may change the asks while reading)."""
         return self._order[:]
 
-    def __iter__(self) -> Iterator[tuple[int, int]]:
+    def __iter__(self) -> Iterator[int]:
         return iter(self._keys[:])
 
     def __len__(self) -> int:

@@ -39,12 +39,17 @@ class RMOutbox:
 
     decisions: list[tuple[int, Any]] = field(default_factory=list)
     scheduling: list[tuple[str, str, si.SchedulingState, str]] = field(default_factory=list)
-    events: list[tuple[si.EventRecordType, str, str, str, si.EventChangeType]] = field(
-        default_factory=list
-    )
+    events: list[dict[str, Any]] = field(default_factory=list)
+    """The event records' fields, every one in declaration order (built once, at the end)."""
     stamp: int = 0
     """When the call began deciding for this RM, in nanoseconds: the timestamp of all its
     events (one call's decisions are made under one lock, as one step)."""
+
+    def event(self, kind: si.EventRecordType, object_id: str, message: str,
+              change: si.EventChangeType, reference_id: str = "") -> None:
+        self.events.append({"type": kind, "object_id": object_id, "message": message,
+                            "timestamp_nano": self.stamp, "event_change_type": change,
+                            "reference_id": reference_id})
 
     # -- decisions, in the order they are made ---------------------------------
     def node_accepted(self, node_id: str) -> None:
@@ -102,12 +107,7 @@ class RMOutbox:
             ({"application_id": app_id, "allocation_key": key, "state": state, "reason": reason}
              for app_id, key, state, reason in self.scheduling)))
         if self.events:
-            stamp = self.stamp
-            out.append((callback.send_event, construct_all(si.EventRecord, (
-                {"type": t, "object_id": o, "message": m, "timestamp_nano": stamp,
-                 "event_change_type": c, "reference_id": ref}
-                for t, o, ref, m, c in self.events
-            ))))
+            out.append((callback.send_event, construct_all(si.EventRecord, self.events)))
         return out
 
 

@@ -71,8 +71,8 @@ def by_policy(raw: int, offset: int, fence: bool) -> int:
 def app_priority(app: Application) -> int:
     """The highest priority among the application's pending asks (they are kept sorted by
     priority, highest first)."""
-    key = app.pending_asks.first_key()
-    return MIN_PRIORITY if key is None else -key[0]
+    first = app.pending_asks.first()
+    return MIN_PRIORITY if first is None else first.priority
 
 
 def _contribute(counts: dict[int, int], old: int, new: int) -> None:

@@ -47,9 +47,8 @@ def allocate(p: PartitionState, app: Application, ask: Ask, node: Node) -> Alloc
     if ask.last_scheduling_state is not None and ask.last_scheduling_state != SS.SCHEDULED:
         set_scheduling_state(p, ask, SS.SCHEDULED, f"allocated on node {node.id}")
     if core.emit_events:
-        box.events.append((ET.REQUEST, uuid, app.id, f"allocation {uuid} of application "
-                           f"{app.id} (ask {ask.key}) allocated on node {node.id}",
-                           si.EventChangeType.ADD))
+        box.event(ET.REQUEST, uuid, f"allocation {uuid} of application {app.id} (ask "
+                  f"{ask.key}) allocated on node {node.id}", si.EventChangeType.ADD, app.id)
     return alloc
 
 
