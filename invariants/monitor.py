@@ -238,11 +238,8 @@ class ModelShim:
             if any(requests.released_by(rv, rel)
                    for rel in req.releases.allocations_to_release):
                 return False
-            return all(
-                r.termination_type != TT.STOPPED_BY_RM
-                or not requests.held_by(rv, r.application_id, r.partition_name)
-                or not any(k[0] == r.application_id for k in rv.asks)
-                for r in req.releases.allocation_asks_to_release)
+            return not any(requests.asks_released_by(rv, r)
+                           for r in req.releases.allocation_asks_to_release)
         return False
 
     # ------------------------------------------------------------------ callbacks

@@ -414,6 +414,16 @@ MUTANTS: tuple[Mutant, ...] = (
       asks, "release_asks",
       "        box.ask_released(p.name, app.id, ask.key, TT.STOPPED_BY_RM,",
       "        (p.name, app.id, ask.key, TT.STOPPED_BY_RM,"),
+    M("release.unknown_ask_key_releases_all", "releases",
+      "002 AllocationAskRelease.allocationKey: a release naming an ask the application does "
+      "not have is ignored (only an empty key means every ask)", asks, "release_asks",
+      "        asks = [ask] if ask is not None else []\n",
+      "        asks = [ask] if ask is not None else list(app.asks.values())\n"),
+    M("release.core_type_ask_release_taken", "releases",
+      "001/002 AllocationAskRelease: the RM removes an ask with STOPPED_BY_RM; a release of "
+      "a type only the core starts is acknowledged and changes nothing", asks, "release_asks",
+      "    if rel.termination_type != TT.STOPPED_BY_RM:\n",
+      "    if rel.termination_type == TT.UNKNOWN_TERMINATION_TYPE:\n"),
     M("timer.zero_timeout_expires", "timeouts",
       "002 executionTimeoutMilliSeconds: 0 or negative means never expire",
       allocate, "allocate", "    if ask.execution_timeout_ms > 0:",

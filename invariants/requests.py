@@ -375,11 +375,7 @@ def begin_allocation(rv: RMView, call: Call, req: si.AllocationRequest) -> None:
     if releases is None:
         return
     for ask_rel in releases.allocation_asks_to_release:
-        if ask_rel.termination_type != TT.STOPPED_BY_RM \
-                or not held_by(rv, ask_rel.application_id, ask_rel.partition_name):
-            continue
-        for key in [k for k in rv.asks if k[0] == ask_rel.application_id and (
-                not ask_rel.allocation_key or k[1] == ask_rel.allocation_key)]:
+        for key in asks_released_by(rv, ask_rel):
             # The core forgets a released ask: the same key later is a new ask.
             call.ask_confirm_expected[key] += 1
             del rv.asks[key]
@@ -390,6 +386,17 @@ def begin_allocation(rv: RMView, call: Call, req: si.AllocationRequest) -> None:
                 call.gone[a.uuid] = rv.allocs.pop(a.uuid)
             else:
                 call.shim_confirmed[a.uuid] = rv.allocs.pop(a.uuid)
+
+
+def asks_released_by(rv: RMView, rel: si.AllocationAskRelease) -> list[tuple[str, str]]:
+    """The asks one ``AllocationAskRelease`` ends, by the shim's records: the RM's
+    (``STOPPED_BY_RM``) release of the ask it names, or of every ask of the application
+    when it names none, in the partition that holds the application."""
+    if rel.termination_type != TT.STOPPED_BY_RM \
+            or not held_by(rv, rel.application_id, rel.partition_name):
+        return []
+    return [k for k in rv.asks if k[0] == rel.application_id
+            and (not rel.allocation_key or k[1] == rel.allocation_key)]
 
 
 def released_by(rv: RMView, rel: si.AllocationRelease) -> list[AllocView]:

@@ -207,6 +207,7 @@ def test_a_scope_runs_on_another_configuration(tmp_path: Path) -> None:
     ("preemption.required_higher_priority", "required", 5),
     ("nodes.reserved_allocation_skips_predicates", "predicates", 3),
     ("routing.release_anywhere", "routing", 5),
+    ("release.unknown_ask_key_releases_all", "routing", 3),
 ])
 def test_broken_cores_are_found_at_their_shortest_depth_deterministically(
         mutant: str, scope: str, depth: int) -> None:

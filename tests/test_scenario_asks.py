@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from scenario_helpers import TT, Env
 
 from scheduler import si
@@ -120,6 +121,23 @@ def test_release_all_asks_of_application() -> None:
     assert sorted(r.allocation_key for r in env.shim.released_asks) == ["k1", "k2"]
     assert env.app("app-1")["asks"] == []
     assert pending(env) == ({},) * 3
+
+
+@pytest.mark.parametrize("key, ttype", [
+    ("ghost", TT.STOPPED_BY_RM),  # a key the application does not have: not "every ask"
+    ("k1", TT.TIMEOUT),  # a type only the core starts: acknowledged, nothing removed
+])
+def test_ask_release_the_core_must_ignore(key: str, ttype: si.TerminationType) -> None:
+    env = Env()
+    env.add_app("app-1")
+    env.ask("app-1", "k1", 10)
+    env.ask("app-1", "k2", 5)
+    before = env.dump()
+    env.shim.clear()
+    env.release_ask("app-1", key, ttype)
+    assert env.shim.released_asks == []
+    assert env.api.state_dump() == before
+    assert any("ask release" in e.message for e in env.shim.events)
 
 
 def test_released_ask_is_never_allocated() -> None:

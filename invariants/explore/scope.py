@@ -184,6 +184,9 @@ KINDS: dict[str, str] = {
     "misroute": "a request names partition `other`, which does not hold the application: a "
                 "new ask, the withdrawal of its first pending ask, the release of its first "
                 "running allocation, or its removal",
+    "stray": "an ask release the core must ignore: one naming a key the application does "
+             "not have, or of its first pending ask with a type only the core starts "
+             "(TIMEOUT)",
 }
 """Every kind of action, in the order the alphabet lists them."""
 
@@ -201,6 +204,8 @@ def _targets(scope: Scope, kind: str) -> list[str]:
     if kind == "misroute":
         return [f"{what} {a.id}" for a in scope.apps
                 for what in ("ask", "ask_release", "release", "removal")]
+    if kind == "stray":
+        return [f"{what} {a.id}" for a in scope.apps for what in ("unknown", "core_type")]
     return [""]
 
 
@@ -345,6 +350,19 @@ def _remove_ask(a: Action, w: World, rv: RMView) -> Iterator[Step]:
                 si.AllocationAskRelease(partition_name="default", application_id=app_id,
                                         allocation_key=key,
                                         termination_type=TT.STOPPED_BY_RM)])))
+
+
+def _stray(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+    what, app_id = a.target.split(" ")
+    pending = sorted(k for (x, k), ask in rv.asks.items() if x == app_id and ask.pending)
+    if _live(rv, app_id) and pending:
+        unknown = what == "unknown"
+        yield _request("update_allocation", si.AllocationRequest(
+            rm_id=RM_ID, releases=si.AllocationReleasesRequest(allocation_asks_to_release=[
+                si.AllocationAskRelease(
+                    partition_name=rv.apps[app_id].partition, application_id=app_id,
+                    allocation_key="ghost" if unknown else pending[0],
+                    termination_type=TT.STOPPED_BY_RM if unknown else TT.TIMEOUT)])))
 
 
 STRAY = "other"
@@ -493,7 +511,7 @@ _BUILDERS: dict[str, Builder] = {
     "drain": _node_action(NA.DRAIN_NODE, "Schedulable"),
     "restore": _node_action(NA.DRAIN_TO_SCHEDULABLE, "Draining"),
     "decommission": _node_action(NA.DECOMISSION, None), "restart": _restart,
-    "reload": _reload, "misroute": _misroute,
+    "reload": _reload, "misroute": _misroute, "stray": _stray,
 }
 
 _PLAIN = AppShape("app-1", "root.parent.batch", (AskShape("k1", 10, repeats=2),))
@@ -607,11 +625,13 @@ SCOPES: dict[str, Scope] = {s.name: s for s in (
           kinds=frozenset({"node", "submit", "ask", "schedule"}),
           depth=7, config=REQUIRED, hunt_depth=7,
           refused=(("big", "node-1"), ("d1", "node-1"))),
-    Scope("routing", "requests naming a partition that does not hold the application: "
-          "an application of two pods in a partition with a twin",
+    Scope("routing", "requests naming a partition that does not hold the application, "
+          "and ask releases the core must ignore: an application of two pods in a "
+          "partition with a twin",
           nodes=(("node-1", 20),),
           apps=(AppShape("app-1", "root.a", (AskShape("k1", 10, repeats=2),)),),
-          kinds=frozenset({"node", "submit", "ask", "schedule", "release", "misroute"}),
+          kinds=frozenset({"node", "submit", "ask", "schedule", "release", "misroute",
+                           "stray"}),
           depth=7, config=ROUTING, hunt_depth=6),
 )}
 """The named scopes (``yunikorn-fsm explore --scope NAME``)."""

@@ -29,7 +29,8 @@ def bad_request(g: Gen) -> Iterator[Step]:
                          "unsolicited_confirmation", "ghost_ask", "zero_ask",
                          "unknown_partition_ask", "unknown_partition_app", "bad_config",
                          "leaf_to_parent", "empty_user", "negative_timeout_app",
-                         "negative_timeout_ask", "int64_node"))
+                         "negative_timeout_ask", "int64_node", "unknown_ask_release",
+                         "core_type_ask_release"))
     note = {"bad": kind}
     if kind == "duplicate_node" and rv is not None and rv.nodes:
         node = g.pick(sorted(rv.nodes))
@@ -45,6 +46,22 @@ def bad_request(g: Gen) -> Iterator[Step]:
             rm_id=g.rm_id, releases=si.AllocationReleasesRequest(allocations_to_release=[
                 si.AllocationRelease(application_id="ghost-app", uuid="ghost-uuid",
                                      termination_type=TT.STOPPED_BY_RM)])), **note)
+    elif kind in ("unknown_ask_release", "core_type_ask_release") and rv is not None:
+        # An ask release naming a key the application does not have, or one of its asks with
+        # a type only the core starts: ignored, nothing confirmed (the other asks stay).
+        picked = g.pick(sorted(k for k in rv.asks if k[0] in rv.apps))
+        if picked is None:
+            return
+        app_id, key = picked
+        unknown = kind == "unknown_ask_release"
+        yield g.request("update_allocation", si.AllocationRequest(
+            rm_id=g.rm_id, releases=si.AllocationReleasesRequest(allocation_asks_to_release=[
+                si.AllocationAskRelease(
+                    partition_name=rv.apps[app_id].partition, application_id=app_id,
+                    allocation_key=g.new_id("ghost-ask-") if unknown else key,
+                    termination_type=TT.STOPPED_BY_RM if unknown else g.rng.choice(
+                        (TT.TIMEOUT, TT.PREEMPTED_BY_SCHEDULER, TT.PLACEHOLDER_REPLACED)))])),
+            **note)
     elif kind == "unsolicited_confirmation" and rv is not None:
         alloc = g.pick([a for a in rv.running() if a.releasing is None])
         if alloc is None:
