@@ -424,6 +424,27 @@ MUTANTS: tuple[Mutant, ...] = (
       "a type only the core starts is acknowledged and changes nothing", asks, "release_asks",
       "    if rel.termination_type != TT.STOPPED_BY_RM:\n",
       "    if rel.termination_type == TT.UNKNOWN_TERMINATION_TYPE:\n"),
+    M("release.uuid_outside_named_application", "releases",
+      "002 AllocationRelease: a release names its application; the uuid of another "
+      "application's allocation is not released", releases, "release_allocations",
+      "            alloc = app.allocations.get(rel.uuid)\n",
+      "            alloc = p.allocations.get(rel.uuid)\n"),
+    M("release.unknown_application_by_uuid", "releases",
+      "002 AllocationRelease: a release naming an application the core does not know is "
+      "ignored, even when its uuid exists", releases, "release_allocations",
+      "            alloc = None\n", "            alloc = p.allocations.get(rel.uuid)\n"),
+    M("release.app_wide_confirmation_taken", "releases",
+      "001 AllocationRelease Response and Request: a confirmation names the release it "
+      "confirms; only the RM's own release without a uuid means every allocation",
+      releases, "release_allocations",
+      "    elif app is not None and ttype == TT.STOPPED_BY_RM:\n",
+      "    elif app is not None:\n"),
+    M("release.untyped_release_stops", "releases",
+      "002 TerminationType: a release without a termination type is ignored, not taken "
+      "as the RM's own", releases, "release_allocations",
+      "    ttype = rel.termination_type\n",
+      "    ttype = rel.termination_type\n    if ttype == TT.UNKNOWN_TERMINATION_TYPE:\n"
+      "        ttype = TT.STOPPED_BY_RM\n"),
     M("timer.zero_timeout_expires", "timeouts",
       "002 executionTimeoutMilliSeconds: 0 or negative means never expire",
       allocate, "allocate", "    if ask.execution_timeout_ms > 0:",

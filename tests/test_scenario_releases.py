@@ -262,6 +262,34 @@ def test_release_for_unknown_application_ignored_with_event() -> None:
     assert len(env.shim.events) == 2
 
 
+def test_releases_the_uuid_alone_does_not_decide_are_ignored() -> None:
+    """A uuid of app-1 under app-2's id, or with no termination type: ignored with an
+    event (the uuid alone does not name the allocation)."""
+    env = two_allocs()
+    env.add_app("app-2")
+    uuid = env.uuids()[0]
+    before = env.dump()
+    env.shim.clear()
+    env.release("app-2", uuid)
+    env.release("app-1", uuid, TT.UNKNOWN_TERMINATION_TYPE)
+    assert env.shim.released == []
+    assert env.api.state_dump() == before
+    assert len(env.shim.events) == 2
+
+
+def test_confirmation_without_a_uuid_is_ignored() -> None:
+    """Only the RM's own release without a uuid means every allocation of the application:
+    a confirmation names the release it confirms."""
+    env = timed_env()
+    env.advance(5)
+    before = env.dump()
+    env.shim.clear()
+    env.release("app-1", "", TT.TIMEOUT)
+    assert env.shim.released == []
+    assert env.api.state_dump() == before
+    assert [a["state"] for a in env.app("app-1")["allocations"]] == ["Releasing"]
+
+
 def test_release_for_unknown_partition_ignored_with_event() -> None:
     env = two_allocs()
     uuid = env.uuids()[0]

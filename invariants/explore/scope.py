@@ -184,9 +184,10 @@ KINDS: dict[str, str] = {
     "misroute": "a request names partition `other`, which does not hold the application: a "
                 "new ask, the withdrawal of its first pending ask, the release of its first "
                 "running allocation, or its removal",
-    "stray": "an ask release the core must ignore: one naming a key the application does "
-             "not have, or of its first pending ask with a type only the core starts "
-             "(TIMEOUT)",
+    "stray": "a release the core must ignore: an ask release naming a key the application "
+             "does not have, or of its first pending ask with a type only the core starts "
+             "(TIMEOUT); the release of its first running allocation under an unknown "
+             "application, or with no termination type",
 }
 """Every kind of action, in the order the alphabet lists them."""
 
@@ -205,7 +206,8 @@ def _targets(scope: Scope, kind: str) -> list[str]:
         return [f"{what} {a.id}" for a in scope.apps
                 for what in ("ask", "ask_release", "release", "removal")]
     if kind == "stray":
-        return [f"{what} {a.id}" for a in scope.apps for what in ("unknown", "core_type")]
+        return [f"{what} {a.id}" for a in scope.apps
+                for what in ("unknown", "core_type", "orphan", "untyped")]
     return [""]
 
 
@@ -354,8 +356,21 @@ def _remove_ask(a: Action, w: World, rv: RMView) -> Iterator[Step]:
 
 def _stray(a: Action, w: World, rv: RMView) -> Iterator[Step]:
     what, app_id = a.target.split(" ")
+    if not _live(rv, app_id):
+        return
+    if what in ("orphan", "untyped"):
+        running = sorted((x for x in rv.allocs_of(app_id) if x.releasing is None), key=_order)
+        if running:
+            yield _request("update_allocation", si.AllocationRequest(
+                rm_id=RM_ID, releases=si.AllocationReleasesRequest(allocations_to_release=[
+                    si.AllocationRelease(
+                        partition_name=rv.apps[app_id].partition,
+                        application_id="ghost" if what == "orphan" else app_id,
+                        uuid=running[0].uuid, termination_type=TT.STOPPED_BY_RM
+                        if what == "orphan" else TT.UNKNOWN_TERMINATION_TYPE)])))
+        return
     pending = sorted(k for (x, k), ask in rv.asks.items() if x == app_id and ask.pending)
-    if _live(rv, app_id) and pending:
+    if pending:
         unknown = what == "unknown"
         yield _request("update_allocation", si.AllocationRequest(
             rm_id=RM_ID, releases=si.AllocationReleasesRequest(allocation_asks_to_release=[

@@ -73,6 +73,11 @@ BEYOND_SCOPES: dict[str, str] = {
         "every leaf of the preemption scope has a guarantee",
     "preemption.reserved_only_within_headroom":
         "no max in the preemption scope: the asking leaf's headroom always fits",
+    "release.uuid_outside_named_application":
+        "no scope releases one application's allocation under another's id (the routing "
+        "scope's stray releases have one application)",
+    "release.app_wide_confirmation_taken":
+        "no scope confirms a release without its uuid",
 }
 """Broken cores whose bug needs something no scope's alphabet has, and why: the random
 checker's self-test finds them (``docs/checker.md``); here a miss is reported, not failed."""

@@ -29,8 +29,7 @@ def bad_request(g: Gen) -> Iterator[Step]:
                          "unsolicited_confirmation", "ghost_ask", "zero_ask",
                          "unknown_partition_ask", "unknown_partition_app", "bad_config",
                          "leaf_to_parent", "empty_user", "negative_timeout_app",
-                         "negative_timeout_ask", "int64_node", "unknown_ask_release",
-                         "core_type_ask_release"))
+                         "negative_timeout_ask", "int64_node"))
     note = {"bad": kind}
     if kind == "duplicate_node" and rv is not None and rv.nodes:
         node = g.pick(sorted(rv.nodes))
@@ -46,22 +45,6 @@ def bad_request(g: Gen) -> Iterator[Step]:
             rm_id=g.rm_id, releases=si.AllocationReleasesRequest(allocations_to_release=[
                 si.AllocationRelease(application_id="ghost-app", uuid="ghost-uuid",
                                      termination_type=TT.STOPPED_BY_RM)])), **note)
-    elif kind in ("unknown_ask_release", "core_type_ask_release") and rv is not None:
-        # An ask release naming a key the application does not have, or one of its asks with
-        # a type only the core starts: ignored, nothing confirmed (the other asks stay).
-        picked = g.pick(sorted(k for k in rv.asks if k[0] in rv.apps))
-        if picked is None:
-            return
-        app_id, key = picked
-        unknown = kind == "unknown_ask_release"
-        yield g.request("update_allocation", si.AllocationRequest(
-            rm_id=g.rm_id, releases=si.AllocationReleasesRequest(allocation_asks_to_release=[
-                si.AllocationAskRelease(
-                    partition_name=rv.apps[app_id].partition, application_id=app_id,
-                    allocation_key=g.new_id("ghost-ask-") if unknown else key,
-                    termination_type=TT.STOPPED_BY_RM if unknown else g.rng.choice(
-                        (TT.TIMEOUT, TT.PREEMPTED_BY_SCHEDULER, TT.PLACEHOLDER_REPLACED)))])),
-            **note)
     elif kind == "unsolicited_confirmation" and rv is not None:
         alloc = g.pick([a for a in rv.running() if a.releasing is None])
         if alloc is None:
@@ -132,6 +115,54 @@ def bad_request(g: Gen) -> Iterator[Step]:
         text = json.dumps(data)
         yield g.request("update_configuration", si.UpdateConfigurationRequest(
             rm_id=g.rm_id, config=text), **note)
+
+
+@rule(0.6)
+def stray_release(g: Gen) -> Iterator[Step]:
+    """A release or an ask release the core must ignore, whose objects exist: the uuid or
+    the key alone does not decide what it ends (``002`` AllocationRelease and
+    AllocationAskRelease; a confirmation without its uuid is ``_confirm``'s)."""
+    rv = g.rv
+    if rv is None:
+        return
+    kind = g.rng.choice(("unknown_ask_release", "core_type_ask_release", "foreign_release",
+                         "orphan_release", "untyped_release"))
+    note = {"bad": kind}
+    if kind in ("unknown_ask_release", "core_type_ask_release"):
+        # An ask release naming a key the application does not have, or one of its asks with
+        # a type only the core starts: ignored, nothing confirmed (the other asks stay).
+        picked = g.pick(sorted(k for k in rv.asks if k[0] in rv.apps))
+        if picked is None:
+            return
+        app_id, key = picked
+        unknown = kind == "unknown_ask_release"
+        yield g.request("update_allocation", si.AllocationRequest(
+            rm_id=g.rm_id, releases=si.AllocationReleasesRequest(allocation_asks_to_release=[
+                si.AllocationAskRelease(
+                    partition_name=rv.apps[app_id].partition, application_id=app_id,
+                    allocation_key=g.new_id("ghost-ask-") if unknown else key,
+                    termination_type=TT.STOPPED_BY_RM if unknown else g.rng.choice(
+                        (TT.TIMEOUT, TT.PREEMPTED_BY_SCHEDULER, TT.PLACEHOLDER_REPLACED)))])),
+            **note)
+    elif kind in ("foreign_release", "orphan_release", "untyped_release"):
+        # A running allocation's uuid under another application's id, or an unknown one, or
+        # with no termination type: ignored (the uuid alone does not name the allocation).
+        alloc = g.pick([a for a in rv.running() if a.releasing is None and a.app in rv.apps])
+        if alloc is None:
+            return
+        partition = rv.apps[alloc.app].partition
+        named: str | None = alloc.app if kind == "untyped_release" else "ghost-app"
+        if kind == "foreign_release":
+            named = g.pick(sorted(a for a, v in rv.apps.items()
+                                  if a != alloc.app and v.partition == partition))
+            if named is None:
+                return
+        yield g.request("update_allocation", si.AllocationRequest(
+            rm_id=g.rm_id, releases=si.AllocationReleasesRequest(allocations_to_release=[
+                si.AllocationRelease(partition_name=partition, application_id=named,
+                                     uuid=alloc.uuid, termination_type=TT.STOPPED_BY_RM
+                                     if kind != "untyped_release"
+                                     else TT.UNKNOWN_TERMINATION_TYPE)])), **note)
 
 
 @rule(0.8)

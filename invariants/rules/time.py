@@ -35,16 +35,22 @@ MISTYPED = (TT.PLACEHOLDER_REPLACED, TT.TIMEOUT, TT.PREEMPTED_BY_SCHEDULER)
 
 
 def _confirm(g: Gen, alloc: AllocView, duplicate: bool) -> Iterator[Step]:
-    """Confirm one release; a shim that sends it twice first confirms it with a wrong type
-    too (ignored as a whole: a confirmation ends only the release the core started, 001
-    "AllocationRelease Response and Request"). Nothing is drawn for it, so the case stream
-    stays the same."""
+    """Confirm one release; a shim that sends it twice first confirms it with a wrong type,
+    then without its uuid (each ignored as a whole: a confirmation ends only the release
+    the core started, and names it, 001 "AllocationRelease Response and Request"). Nothing
+    is drawn for them, so the case stream stays the same."""
     rv = g.rv
     assert alloc.releasing is not None and rv is not None
     request = rv.release_request([alloc])
     if duplicate:
         wrong = next(t for t in MISTYPED if t != alloc.releasing)
         yield g.request("update_allocation", rv.release_request([alloc], wrong))
+        yield g.request("update_allocation", si.AllocationRequest(
+            rm_id=rv.rm_id, releases=si.AllocationReleasesRequest(allocations_to_release=[
+                si.AllocationRelease(
+                    partition_name=rv.apps[alloc.app].partition if alloc.app in rv.apps
+                    else "default", application_id=alloc.app, uuid="",
+                    termination_type=alloc.releasing)])))
     yield g.request("update_allocation", request)
     if duplicate:
         yield g.request("update_allocation", request)
