@@ -445,6 +445,24 @@ MUTANTS: tuple[Mutant, ...] = (
       "    ttype = rel.termination_type\n",
       "    ttype = rel.termination_type\n    if ttype == TT.UNKNOWN_TERMINATION_TYPE:\n"
       "        ttype = TT.STOPPED_BY_RM\n"),
+    M("nodes.drain_of_draining_unanswered", "nodes",
+      "002 NodeInfo.ActionFromRM: DRAIN_NODE of a node that is not schedulable is refused "
+      "with a reason, not dropped", nodes, "update_node",
+      '            p.core.reject_node(p.rm_id, node.id, f"node {node.id} is '
+      '{node.state.lower()}")\n            return\n',
+      "            return\n"),
+    M("nodes.restore_of_schedulable_unanswered", "nodes",
+      "002 NodeInfo.ActionFromRM: DRAIN_TO_SCHEDULABLE of a node that is not draining is an "
+      "error, answered with a reason", nodes, "update_node",
+      "            p.core.reject_node(p.rm_id, node.id,\n"
+      '                               f"node {node.id} is {node.state.lower()}, not '
+      'draining")\n            return\n',
+      "            return\n"),
+    M("nodes.unknown_action_taken_as_update", "nodes",
+      "002 NodeInfo.ActionFromRM: an action the core does not know is refused, not taken "
+      "as an UPDATE", nodes, "update_node",
+      "    if action == si.NodeAction.UPDATE:\n",
+      "    if action in (si.NodeAction.UPDATE, si.NodeAction.UNKNOWN_ACTION_FROM_RM):\n"),
     M("timer.zero_timeout_expires", "timeouts",
       "002 executionTimeoutMilliSeconds: 0 or negative means never expire",
       allocate, "allocate", "    if ask.execution_timeout_ms > 0:",

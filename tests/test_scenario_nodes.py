@@ -173,6 +173,20 @@ def test_drain_twice_rejected() -> None:
     assert env.api.state_dump() == before
 
 
+def test_unknown_node_action_rejected_and_changes_nothing() -> None:
+    """UNKNOWN_ACTION_FROM_RM is not an UPDATE: the node keeps its size."""
+    env = Env()
+    env.add_node("node-1", 100)
+    before = env.dump()
+    env.shim.clear()
+    env.api.update_node(si.NodeRequest(rm_id=env.rm, nodes=[si.NodeInfo(
+        node_id="node-1", action=NA.UNKNOWN_ACTION_FROM_RM,
+        schedulable_resource=si.Resource.of(memory=10))]))
+    [rej] = env.shim.rejected_nodes
+    assert rej.node_id == "node-1" and "not supported" in rej.reason
+    assert env.api.state_dump() == before
+
+
 def test_unknown_node_drain_rejected() -> None:
     env = Env()
     env.node_action("ghost", NA.DRAIN_NODE)

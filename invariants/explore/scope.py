@@ -188,6 +188,8 @@ KINDS: dict[str, str] = {
              "does not have, or of its first pending ask with a type only the core starts "
              "(TIMEOUT); the release of its first running allocation under an unknown "
              "application, or with no termination type",
+    "misact": "a node action its node's state does not allow (DRAIN_NODE of a draining node, "
+              "DRAIN_TO_SCHEDULABLE of a schedulable one) or one the SI does not define",
 }
 """Every kind of action, in the order the alphabet lists them."""
 
@@ -205,6 +207,8 @@ def _targets(scope: Scope, kind: str) -> list[str]:
     if kind == "misroute":
         return [f"{what} {a.id}" for a in scope.apps
                 for what in ("ask", "ask_release", "release", "removal")]
+    if kind == "misact":
+        return [f"{what} {n}" for n in nodes for what in ("drain", "restore", "unknown")]
     if kind == "stray":
         return [f"{what} {a.id}" for a in scope.apps
                 for what in ("unknown", "core_type", "orphan", "untyped")]
@@ -265,6 +269,17 @@ def _node_action(action: si.NodeAction, state: str | None) -> Builder:
             yield _request("update_node", si.NodeRequest(rm_id=RM_ID, nodes=[
                 si.NodeInfo(node_id=a.target, action=action)]))
     return build
+
+
+def _misact(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+    what, node_id = a.target.split(" ")
+    node = rv.nodes.get(node_id)
+    action, state = {"drain": (NA.DRAIN_NODE, "Draining"),
+                     "restore": (NA.DRAIN_TO_SCHEDULABLE, "Schedulable"),
+                     "unknown": (NA.UNKNOWN_ACTION_FROM_RM, node.state if node else "")}[what]
+    if node is not None and node.state == state:
+        yield _request("update_node", si.NodeRequest(rm_id=RM_ID, nodes=[
+            si.NodeInfo(node_id=node_id, action=action)]))
 
 
 def _submit(a: Action, w: World, rv: RMView) -> Iterator[Step]:
@@ -526,7 +541,7 @@ _BUILDERS: dict[str, Builder] = {
     "drain": _node_action(NA.DRAIN_NODE, "Schedulable"),
     "restore": _node_action(NA.DRAIN_TO_SCHEDULABLE, "Draining"),
     "decommission": _node_action(NA.DECOMISSION, None), "restart": _restart,
-    "reload": _reload, "misroute": _misroute, "stray": _stray,
+    "reload": _reload, "misroute": _misroute, "stray": _stray, "misact": _misact,
 }
 
 _PLAIN = AppShape("app-1", "root.parent.batch", (AskShape("k1", 10, repeats=2),))
@@ -641,12 +656,12 @@ SCOPES: dict[str, Scope] = {s.name: s for s in (
           depth=7, config=REQUIRED, hunt_depth=7,
           refused=(("big", "node-1"), ("d1", "node-1"))),
     Scope("routing", "requests naming a partition that does not hold the application, "
-          "and ask releases the core must ignore: an application of two pods in a "
-          "partition with a twin",
+          "releases and node actions the core must ignore or refuse: an application of two "
+          "pods in a partition with a twin",
           nodes=(("node-1", 20),),
           apps=(AppShape("app-1", "root.a", (AskShape("k1", 10, repeats=2),)),),
           kinds=frozenset({"node", "submit", "ask", "schedule", "release", "misroute",
-                           "stray"}),
+                           "stray", "drain", "restore", "misact"}),
           depth=7, config=ROUTING, hunt_depth=6),
 )}
 """The named scopes (``yunikorn-fsm explore --scope NAME``)."""

@@ -165,6 +165,27 @@ def stray_release(g: Gen) -> Iterator[Step]:
                                      else TT.UNKNOWN_TERMINATION_TYPE)])), **note)
 
 
+@rule(0.4)
+def stray_node_action(g: Gen) -> Iterator[Step]:
+    """A node action its node's state does not allow, or one the SI does not define:
+    refused with a reason, the node unchanged (``002`` NodeInfo.ActionFromRM)."""
+    rv = g.rv
+    if rv is None:
+        return
+    kind = g.rng.choice(("drain_not_schedulable", "restore_not_draining", "unknown_action"))
+    wanted = {"drain_not_schedulable": ("Draining",), "restore_not_draining": ("Schedulable",),
+              "unknown_action": ("Schedulable", "Draining")}[kind]
+    node = g.pick(sorted(n for n, v in rv.nodes.items() if v.state in wanted))
+    if node is None:
+        return
+    action = {"drain_not_schedulable": NA.DRAIN_NODE,
+              "restore_not_draining": NA.DRAIN_TO_SCHEDULABLE,
+              "unknown_action": NA.UNKNOWN_ACTION_FROM_RM}[kind]
+    yield g.request("update_node", si.NodeRequest(rm_id=g.rm_id, nodes=[si.NodeInfo(
+        node_id=node, action=action, schedulable_resource=si.Resource.of(memory=10)
+        if kind == "unknown_action" else None)]), bad=kind)
+
+
 @rule(0.8)
 def wrong_partition(g: Gen) -> Iterator[Step]:
     """An ask, an ask release, a release, a confirmation or an application's removal naming
