@@ -710,7 +710,8 @@ def _memory(r: dict[str, int]) -> int:
 def _slot_home(g: Gen) -> tuple[str, str, tuple[str, tuple[str, ...]],
                                  tuple[str, tuple[str, ...], str]] | None:
     """A leaf, a user who may submit there whose user or group limit on the path allows one
-    application and who runs none there yet, and another user with a leaf it may submit to."""
+    more application than it runs there now (none needs to be full already), and another
+    user with a leaf it may submit to."""
     rv = g.rv
     if rv is None:
         return None
@@ -724,14 +725,14 @@ def _slot_home(g: Gen) -> tuple[str, str, tuple[str, tuple[str, ...]],
                 if not model.may_submit(chain, user, groups):
                     continue
                 group = limits.group_for(chain, groups)
-                tight = [(q, kind) for q in chain for kind, who in ((limits.USER, user),
-                                                                    (limits.GROUP, group))
-                         if (lim := limits.limit_for(q, kind, who)) is not None
-                         and lim.max_applications == 1]
-                if not tight or any(
-                        rv.holds_slot(a) and (a.user == user if kind == limits.USER
-                                              else a.group == group)
-                        for q, kind in tight for a in rv.apps_below(name, q.path)):
+                room = [lim.max_applications - sum(
+                            1 for a in rv.apps_below(name, q.path) if rv.holds_slot(a)
+                            and (a.user == user if kind == limits.USER else a.group == group))
+                        for q in chain for kind, who in ((limits.USER, user),
+                                                         (limits.GROUP, group))
+                        if (lim := limits.limit_for(q, kind, who)) is not None
+                        and lim.max_applications > 0]
+                if 1 not in room or any(r < 1 for r in room):
                     continue
                 others = [(u, gs, p) for u, gs in USERS if u != user and not set(gs) & set(groups)
                           for p in pm.leaves() if model.may_submit(pm.chain(p), u, gs)]
