@@ -72,6 +72,20 @@ def _owner(app: AppView, kind: str) -> str:
     return app.user if kind == USER else app.group
 
 
+def limited_on_path(
+    rv: RMView, partition: str, chain: Sequence[model.QueueModel], user: str, group: str
+) -> Iterator[tuple[model.QueueModel, str, str, model.LimitModel, list[AppView]]]:
+    """Each user or group limit on ``chain`` (in its order) that applies to ``user`` or
+    ``group``: the queue, ``user`` or ``group``, the name, the limit, and the applications
+    below the queue that it counts (those of that user, or of that tracked group)."""
+    for queue in chain:
+        for kind, name in ((USER, user), (GROUP, group)):
+            limit = limit_for(queue, kind, name)
+            if limit is not None:
+                yield queue, kind, name, limit, [
+                    a for a in rv.apps_below(partition, queue.path) if _owner(a, kind) == name]
+
+
 def held_by_limits(rv: RMView, app: AppView, r: Mapping[str, int]) -> str:
     """Why the user and group limits keep ``r`` of ``app`` waiting, from the shim's
     records (the first reason found, leaf's root first), or ``""`` when they do not."""
@@ -79,28 +93,21 @@ def held_by_limits(rv: RMView, app: AppView, r: Mapping[str, int]) -> str:
     if part is None:
         return ""
     starting = not rv.holds_slot(app)
-    for path in model.path_prefixes(app.path):
-        queue = part.queues.get(path)
-        if queue is None:
-            continue
-        for kind in (USER, GROUP):
-            name = _owner(app, kind)
-            limit = limit_for(queue, kind, name)
-            if limit is None:
-                continue
-            mine = [a for a in rv.apps_below(app.partition, path) if _owner(a, kind) == name]
-            if limit.max_resources:
-                used = rv.usage_of({a.id for a in mine})
-                cap = limit.max_resources
-                if any(k in cap and used.get(k, 0) + v > cap[k] for k, v in r.items()):
-                    return (f"{kind} {name} holds {qty.show(used)} on {path}; with "
-                            f"{qty.show(r)} it passes its limit {qty.show(cap)}")
-            if starting and limit.max_applications > 0:
-                running = sum(1 for a in mine if rv.holds_slot(a))
-                if running >= limit.max_applications:
-                    return (f"application {app.id} has not started and {kind} {name} "
-                            f"already runs {running} of its maxapplications "
-                            f"{limit.max_applications} on {path}")
+    for queue, kind, name, limit, mine in limited_on_path(
+            rv, app.partition, part.chain(app.path), app.user, app.group):
+        path = queue.path
+        if limit.max_resources:
+            used = rv.usage_of({a.id for a in mine})
+            cap = limit.max_resources
+            if any(k in cap and used.get(k, 0) + v > cap[k] for k, v in r.items()):
+                return (f"{kind} {name} holds {qty.show(used)} on {path}; with "
+                        f"{qty.show(r)} it passes its limit {qty.show(cap)}")
+        if starting and limit.max_applications > 0:
+            running = sum(1 for a in mine if rv.holds_slot(a))
+            if running >= limit.max_applications:
+                return (f"application {app.id} has not started and {kind} {name} "
+                        f"already runs {running} of its maxapplications "
+                        f"{limit.max_applications} on {path}")
     return ""
 
 

@@ -204,13 +204,15 @@ class RMView:
 
     # -- views the monitor and the rules share ---------------------------------
     def release_request(self, allocs: list[AllocView],
-                        ttype: si.TerminationType | None = None) -> si.AllocationRequest:
+                        ttype: si.TerminationType | None = None,
+                        named: bool = True) -> si.AllocationRequest:
         """The shim releasing ``allocs``: with ``ttype``, or confirming each with the type
-        the core released it with."""
+        the core released it with; ``named=False`` leaves out the uuids (and keys)."""
         return si.AllocationRequest(rm_id=self.rm_id, releases=si.AllocationReleasesRequest(
             allocations_to_release=[si.AllocationRelease(
                 partition_name=self.apps[a.app].partition if a.app in self.apps
-                else "default", application_id=a.app, uuid=a.uuid, allocation_key=a.key,
+                else "default", application_id=a.app, uuid=a.uuid if named else "",
+                allocation_key=a.key if named else "",
                 termination_type=ttype if ttype is not None else a.releasing)
                 for a in allocs]))
 

@@ -369,12 +369,22 @@ def _remove_ask(a: Action, w: World, rv: RMView) -> Iterator[Step]:
                                         termination_type=TT.STOPPED_BY_RM)])))
 
 
+def _running(rv: RMView, app_id: str) -> list[AllocView]:
+    """The application's allocations not being released, first one first."""
+    return sorted((x for x in rv.allocs_of(app_id) if x.releasing is None), key=_order)
+
+
+def _pending_keys(rv: RMView, app_id: str) -> list[str]:
+    """The keys of the application's asks with repeats pending, in order."""
+    return sorted(k for (x, k), ask in rv.asks.items() if x == app_id and ask.pending)
+
+
 def _stray(a: Action, w: World, rv: RMView) -> Iterator[Step]:
     what, app_id = a.target.split(" ")
     if not _live(rv, app_id):
         return
     if what in ("orphan", "untyped"):
-        running = sorted((x for x in rv.allocs_of(app_id) if x.releasing is None), key=_order)
+        running = _running(rv, app_id)
         if running:
             yield _request("update_allocation", si.AllocationRequest(
                 rm_id=RM_ID, releases=si.AllocationReleasesRequest(allocations_to_release=[
@@ -384,7 +394,7 @@ def _stray(a: Action, w: World, rv: RMView) -> Iterator[Step]:
                         uuid=running[0].uuid, termination_type=TT.STOPPED_BY_RM
                         if what == "orphan" else TT.UNKNOWN_TERMINATION_TYPE)])))
         return
-    pending = sorted(k for (x, k), ask in rv.asks.items() if x == app_id and ask.pending)
+    pending = _pending_keys(rv, app_id)
     if pending:
         unknown = what == "unknown"
         yield _request("update_allocation", si.AllocationRequest(
@@ -408,7 +418,7 @@ def _misroute(a: Action, w: World, rv: RMView) -> Iterator[Step]:
         yield _request("update_allocation", si.AllocationRequest(rm_id=RM_ID, asks=[
             msg.model_copy(update={"partition_name": STRAY})]))
     elif what == "ask_release":
-        pending = sorted(k for (x, k), ask in rv.asks.items() if x == app_id and ask.pending)
+        pending = _pending_keys(rv, app_id)
         if pending:
             yield _request("update_allocation", si.AllocationRequest(
                 rm_id=RM_ID, releases=si.AllocationReleasesRequest(allocation_asks_to_release=[
@@ -416,7 +426,7 @@ def _misroute(a: Action, w: World, rv: RMView) -> Iterator[Step]:
                                             allocation_key=pending[0],
                                             termination_type=TT.STOPPED_BY_RM)])))
     elif what == "release":
-        running = sorted((x for x in rv.allocs_of(app_id) if x.releasing is None), key=_order)
+        running = _running(rv, app_id)
         if running:
             yield _request("update_allocation", si.AllocationRequest(
                 rm_id=RM_ID, releases=si.AllocationReleasesRequest(allocations_to_release=[

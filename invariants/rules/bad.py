@@ -165,6 +165,14 @@ def stray_release(g: Gen) -> Iterator[Step]:
                                      else TT.UNKNOWN_TERMINATION_TYPE)])), **note)
 
 
+STRAY_NODE_ACTIONS: dict[str, tuple[si.NodeAction, tuple[str, ...]]] = {
+    "drain_not_schedulable": (NA.DRAIN_NODE, ("Draining",)),
+    "restore_not_draining": (NA.DRAIN_TO_SCHEDULABLE, ("Schedulable",)),
+    "unknown_action": (NA.UNKNOWN_ACTION_FROM_RM, ("Schedulable", "Draining")),
+}
+"""``stray_node_action``'s kinds: the action, and the node states it is sent in."""
+
+
 @rule(0.4)
 def stray_node_action(g: Gen) -> Iterator[Step]:
     """A node action its node's state does not allow, or one the SI does not define:
@@ -172,15 +180,11 @@ def stray_node_action(g: Gen) -> Iterator[Step]:
     rv = g.rv
     if rv is None:
         return
-    kind = g.rng.choice(("drain_not_schedulable", "restore_not_draining", "unknown_action"))
-    wanted = {"drain_not_schedulable": ("Draining",), "restore_not_draining": ("Schedulable",),
-              "unknown_action": ("Schedulable", "Draining")}[kind]
-    node = g.pick(sorted(n for n, v in rv.nodes.items() if v.state in wanted))
+    kind = g.rng.choice(tuple(STRAY_NODE_ACTIONS))
+    action, states = STRAY_NODE_ACTIONS[kind]
+    node = g.pick(sorted(n for n, v in rv.nodes.items() if v.state in states))
     if node is None:
         return
-    action = {"drain_not_schedulable": NA.DRAIN_NODE,
-              "restore_not_draining": NA.DRAIN_TO_SCHEDULABLE,
-              "unknown_action": NA.UNKNOWN_ACTION_FROM_RM}[kind]
     yield g.request("update_node", si.NodeRequest(rm_id=g.rm_id, nodes=[si.NodeInfo(
         node_id=node, action=action, schedulable_resource=si.Resource.of(memory=10)
         if kind == "unknown_action" else None)]), bad=kind)

@@ -45,12 +45,7 @@ def _confirm(g: Gen, alloc: AllocView, duplicate: bool) -> Iterator[Step]:
     if duplicate:
         wrong = next(t for t in MISTYPED if t != alloc.releasing)
         yield g.request("update_allocation", rv.release_request([alloc], wrong))
-        yield g.request("update_allocation", si.AllocationRequest(
-            rm_id=rv.rm_id, releases=si.AllocationReleasesRequest(allocations_to_release=[
-                si.AllocationRelease(
-                    partition_name=rv.apps[alloc.app].partition if alloc.app in rv.apps
-                    else "default", application_id=alloc.app, uuid="",
-                    termination_type=alloc.releasing)])))
+        yield g.request("update_allocation", rv.release_request([alloc], named=False))
     yield g.request("update_allocation", request)
     if duplicate:
         yield g.request("update_allocation", request)

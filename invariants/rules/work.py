@@ -20,7 +20,7 @@ from .. import quantities as qty
 from ..configs import CORE, NAMESPACES, PREEMPTION, USERS
 from ..preemption import delay as preemption_delay
 from ..preemption import disabled, fence_root
-from ..shim import REQUIRED_NODE, AppView, Kept
+from ..shim import REQUIRED_NODE, AppView, Kept, RMView
 from . import NA, TT, Gen, rule
 from .cluster import joining, new_node
 from .time import confirmations
@@ -633,17 +633,7 @@ def _headroom_home(g: Gen) -> tuple[str, str, tuple[str, tuple[str, ...]], int, 
     partition, leaf, user, groups = home
     pm = rv.config.partitions[partition]
     chain = pm.chain(leaf)
-    group = limits.group_for(chain, groups)
-    rooms = []
-    for q in chain:
-        for kind, who in ((limits.USER, user), (limits.GROUP, group)):
-            lim = limits.limit_for(q, kind, who)
-            if lim is None or "memory" not in lim.max_resources:
-                continue
-            mine = {a.id for a in rv.apps_below(partition, q.path)
-                    if (a.user if kind == limits.USER else a.group) == who}
-            rooms.append(lim.max_resources["memory"] - _memory(rv.usage_of(mine)))
-    room = min(rooms, default=0)
+    room = min(_memory_rooms(rv, partition, chain, user, groups), default=0)
     sizes = [s for s in (5, 10, 20) if s <= room - 2]
     if not sizes:
         return None
@@ -707,6 +697,15 @@ def _memory(r: dict[str, int]) -> int:
     return int(r.get("memory", 0))
 
 
+def _memory_rooms(rv: RMView, partition: str, chain: list[model.QueueModel], user: str,
+                  groups: tuple[str, ...]) -> list[int]:
+    """The memory each user or group limit on the path still leaves ``user``."""
+    return [lim.max_resources["memory"] - _memory(rv.usage_of({a.id for a in mine}))
+            for _, _, _, lim, mine in limits.limited_on_path(
+                rv, partition, chain, user, limits.group_for(chain, groups))
+            if "memory" in lim.max_resources]
+
+
 def _slot_home(g: Gen) -> tuple[str, str, tuple[str, tuple[str, ...]],
                                  tuple[str, tuple[str, ...], str]] | None:
     """A leaf, a user who may submit there whose user or group limit on the path allows one
@@ -724,14 +723,10 @@ def _slot_home(g: Gen) -> tuple[str, str, tuple[str, tuple[str, ...]],
             for user, groups in USERS:
                 if not model.may_submit(chain, user, groups):
                     continue
-                group = limits.group_for(chain, groups)
-                room = [lim.max_applications - sum(
-                            1 for a in rv.apps_below(name, q.path) if rv.holds_slot(a)
-                            and (a.user == user if kind == limits.USER else a.group == group))
-                        for q in chain for kind, who in ((limits.USER, user),
-                                                         (limits.GROUP, group))
-                        if (lim := limits.limit_for(q, kind, who)) is not None
-                        and lim.max_applications > 0]
+                room = [lim.max_applications - sum(1 for a in mine if rv.holds_slot(a))
+                        for _, _, _, lim, mine in limits.limited_on_path(
+                            rv, name, chain, user, limits.group_for(chain, groups))
+                        if lim.max_applications > 0]
                 if 1 not in room or any(r < 1 for r in room):
                     continue
                 others = [(u, gs, p) for u, gs in USERS if u != user and not set(gs) & set(groups)
@@ -1086,16 +1081,7 @@ def _limit_ending(g: Gen, partition: str, ask_leaf: str, victim: str, askers: li
     if rv is None:
         return
     name, groups = user
-    group = limits.group_for(chain, groups)
-    left = 1 << 30
-    for q in chain:
-        for kind, who in ((limits.USER, name), (limits.GROUP, group)):
-            lim = limits.limit_for(q, kind, who)
-            if lim is None or "memory" not in lim.max_resources:
-                continue
-            mine = {a.id for a in rv.apps_below(partition, q.path)
-                    if (a.user if kind == limits.USER else a.group) == who}
-            left = min(left, lim.max_resources["memory"] - rv.usage_of(mine).get("memory", 0))
+    left = min(_memory_rooms(rv, partition, chain, name, groups), default=1 << 30)
     size = max(5, left + 5)
     if size > min(_room_under(g, partition, chain), 60):
         return
