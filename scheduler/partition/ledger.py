@@ -68,8 +68,9 @@ def unbind(p: PartitionState, alloc: Allocation) -> None:
 def add_pending(app: Application, ask: Ask) -> None:
     """Register a Pending ask's repeats on the application and its queue path."""
     app.asks[ask.key] = ask
-    was_pending, old_priority = bool(app.pending_asks), app.priority
-    app.pending_asks[ask.sort_key] = ask
+    pending = app.pending_asks
+    was_pending, old_priority = bool(pending), app.priority
+    pending[ask.sort_key] = ask
     # One repeat adds the ask's own resource (adding a zero entry changes nothing).
     repeats = ask.pending_repeats
     delta = ask.resource if repeats == 1 else res.multiply(ask.resource, repeats)
@@ -78,6 +79,10 @@ def add_pending(app: Application, ask: Ask) -> None:
         if not q.pending:
             policies.queue_changed(q)  # it joins its parent's order
         res.add_into(q.pending, delta)
+    if was_pending and pending.first() is not ask:
+        # The first pending ask, whose priority is the application's, is the same one:
+        # nothing any order reads has changed (most asks of an arrival take this way).
+        return
     priority.refresh_app(app)
     reorder(app, was_pending, old_priority)
 
