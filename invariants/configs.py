@@ -176,6 +176,11 @@ def shape_of(text: str) -> Shape:
     names += ["root.nosuchqueue", "nosuchqueue"]
     names += sorted({p.rsplit(".", 1)[-1] for p in names if "." in p})[:3]
     names.append(names[0].upper())  # the same queue in capitals: names are case-insensitive
+    leaves = [path for pm in config.partitions.values() for path, q in pm.queues.items()
+              if q.leaf and path != model.ROOT]
+    if leaves:
+        # Below a leaf: no rule may create a queue there, a leaf has no children.
+        names.append(f"{leaves[0]}.sub")
     return Shape(text, tuple(names))
 
 
@@ -225,11 +230,14 @@ def _inheriting_rule(side: random.Random, root: Mapping[str, Any],
     (YUNIKORN-193, YUNIKORN-814). Drawn from a side stream: every other draw stays as it
     was."""
     templated = [q for q in root["queues"] if q.get("childtemplate")]
-    if not templated or side.random() < 0.4:
+    if not templated or side.random() < 0.25:
         return
-    top = side.choice(templated)
+    # Mostly a templated queue with a configured parent below it, and that parent: the
+    # template passes through a configured parent only when it has none of its own.
+    through = [q for q in templated if any(c.get("queues") for c in q.get("queues", []))]
+    top = side.choice(through if through and side.random() < 0.8 else templated)
     below = [c["name"] for c in top.get("queues", []) if c.get("queues")]
-    deeper = side.choice(below) if below and side.random() < 0.7 else "team"
+    deeper = side.choice(below) if below and side.random() < 0.85 else "team"
     parent = f"root.{top['name']}.{deeper}"
     kind = side.choice(("user", "tag"))
     rule: dict[str, Any] = {"name": kind, "create": True,
@@ -280,7 +288,8 @@ def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
         q["queues"] = [_queue(rng, level + 1, depth, mx, apps, counter, cap)
                        for _ in range(rng.randint(1, 3))]
         _fit_guarantees(q)
-        if rng.random() < 0.2:
+        # More often above a configured parent, which hands the template down (YUNIKORN-814).
+        if rng.random() < (0.35 if any(c.get("queues") for c in q["queues"]) else 0.2):
             template: dict[str, Any] = {"properties": {"application.sort.policy": rng.choice(
                 ("fifo", "fair", "stateaware"))}}
             if mx is not None:
@@ -353,7 +362,7 @@ def _limits(rng: random.Random, queue_max: int | None, queue_apps: int | None,
         if rng.random() < 0.7:
             limit["maxresources"] = {"memory": rng.choice(
                 [m for m in (20, 30, 40, 60, 80) if m <= top_mem] or [top_mem])}
-        if rng.random() < 0.5 or "maxresources" not in limit or cap[1] is not None:
+        if rng.random() < 0.65 or "maxresources" not in limit or cap[1] is not None:
             limit["maxapplications"] = rng.randint(1, top_apps)
         out.append(limit)
         if kind == "users" and WILDCARD_USER not in names and rng.random() < 0.5:
@@ -375,6 +384,15 @@ def _tightest(limits: list[dict[str, Any]],
         mem = m if mem is None or (m is not None and m < mem) else mem
         apps = a if apps is None or (a is not None and a < apps) else apps
     return mem, apps
+
+
+def _leaf_paths(queue: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """The paths of the configured leaves below ``queue`` (a queue's dict), in order."""
+    path = f"{prefix}.{queue['name']}" if prefix else queue["name"]
+    children = queue.get("queues", [])
+    if not children:
+        return [path] if prefix else []
+    return [leaf for child in children for leaf in _leaf_paths(child, path)]
 
 
 def _fit_guarantees(q: dict[str, Any]) -> None:
@@ -411,6 +429,10 @@ def _rules(rng: random.Random, root: Mapping[str, Any]) -> list[dict[str, Any]]:
                 continue
             rule["value"] = rng.choice(leaves)
             rule["create"] = False
+            if parents and _side(rng).random() < 0.3:
+                # A fixed parent queue: the rule always fails (applications go to leaves),
+                # and the rules after it decide.
+                rule["value"] = f"root.{_side(rng).choice(parents)}"
         if kind in ("tag", "user") and parents and rng.random() < 0.6:
             parent = rng.choice(parents)
             # Mostly a parent with a childtemplate, when there is one: the leaves it creates
@@ -430,8 +452,20 @@ def _rules(rng: random.Random, root: Mapping[str, Any]) -> list[dict[str, Any]]:
             if side.random() < 0.5 and deeper:
                 rule["parent"]["value"] += f".{side.choice(deeper)}"
                 rule["parent"]["create"] = True
+            if side.random() < 0.25:
+                # A parent rule's own filter: when it refuses, the whole rule fails.
+                rule["parent"]["filter"] = {"type": side.choice(("allow", "deny")),
+                                            "users": [side.choice(("alice", "bob"))]}
         if rng.random() < 0.2:
             rule["filter"] = {"type": rng.choice(("allow", "deny")),
                               "users": [rng.choice(("alice", "bob", "carol"))]}
         rules.append(rule)
+    leaves = _leaf_paths(root)
+    side = _side(rng)
+    last = rules[-1] if rules else {}
+    if leaves and rules and (last["name"] != "fixed" or last["value"] not in leaves) \
+            and side.random() < 0.75:
+        # A last rule that places what the others did not: an application a rule wrongly
+        # refuses (or wrongly takes) then lands somewhere else than the reading says.
+        rules.append({"name": "fixed", "value": side.choice(leaves)})
     return rules

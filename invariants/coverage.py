@@ -324,6 +324,12 @@ def _queue_created(rec: StepRecord) -> bool:
                for batch in rec.of("send_event") for e in batch)
 
 
+@goal("placement.later_rule", "An application was placed by a placement rule after an "
+      "earlier rule found no queue for it (rules are tried in order).")
+def _later_rule(rec: StepRecord) -> bool:
+    return bool(rec.state.get("later_rule"))
+
+
 @goal("queue.template_inherited", "A leaf a placement rule created below a parent queue it "
       "also created took the childtemplate that parent inherited (YUNIKORN-193, YUNIKORN-814).")
 def _template_inherited(rec: StepRecord) -> bool:

@@ -290,6 +290,8 @@ class Placed:
 
     path: str
     create: tuple[str, ...] = ()
+    rule: int = 0
+    """Which placement rule placed it, from 0 (the first rule)."""
 
 
 def qualify(name: str) -> str:
@@ -350,7 +352,7 @@ def place(rules: Sequence[PlacementRuleConfig], queue_name: str, user: str,
     if not rules:
         path = qualify(queue_name)
         return Placed(path) if path else None
-    for rule in rules:
+    for index, rule in enumerate(rules):
         if not _filter_allows(rule, user, groups):
             continue
         proposed = _proposal(rule, queue_name, user, tags)
@@ -368,14 +370,14 @@ def place(rules: Sequence[PlacementRuleConfig], queue_name: str, user: str,
         kind = lookup(path)
         if kind is not None:
             if kind:
-                return Placed(path)
+                return Placed(path, rule=index)
             continue
         if not rule.create:
             continue
         missing = _missing(path, lookup)
         if missing is None:
             continue
-        return Placed(path, missing)
+        return Placed(path, missing, index)
     return None
 
 

@@ -701,6 +701,38 @@ MUTANTS: tuple[Mutant, ...] = (
       "            partition = next((x for x in rm.partitions.values()\n"
       "                              if remove.application_id in x.apps), None) \\\n"
       "                or self._partition(rm, remove.partition_name)\n"),
+    # Placement rules (YuniKorn's placement rules; 002 AddApplicationRequest.queueName only
+    # says "according to policy"), each read independently by ``model.place``.
+    M("placement.later_rules_ignored", "ACL/placement",
+      "YuniKorn placement: rules are tried in order until one places the application",
+      apps, "place", "    for rule in rules:\n", "    for rule in rules[:1]:\n"),
+    M("placement.deny_filter_allows", "ACL/placement",
+      "YuniKorn placement: a deny filter skips the rule for the users it matches",
+      placement, "_filter_allows", 'return not hit if f.type == "deny" else hit',
+      "return hit"),
+    M("placement.parent_filter_ignored", "ACL/placement",
+      "YuniKorn placement: a parent rule's own filter can fail the rule",
+      placement, "_resolve_parent",
+      "if not proposed or not _filter_allows(rule, user, groups):", "if not proposed:"),
+    M("placement.dot_kept", "ACL/placement",
+      "YuniKorn placement: a dot in a user name or tag value becomes _dot_ in the queue name",
+      placement, "_clean", 'return part.replace(".", "_dot_")', "return part"),
+    M("placement.parent_queue_taken", "ACL/placement",
+      "YuniKorn placement: an application goes to a leaf; a rule naming a parent fails",
+      placement, "_resolve", "return Placement(path) if found.is_leaf else None",
+      "return Placement(path)"),
+    M("recovery.other_node_attached", "recovery",
+      "001 'Application recovery': a node registers with its own allocations; one the RM "
+      "reports on another node is refused with the node", nodes, "check_recovery",
+      "        if a.node_id and a.node_id != info.node_id:\n", "        if False:\n"),
+    M("recovery.ended_application_recovered", "recovery",
+      "001 'Application recovery': allocations are recovered for the applications the RM "
+      "added again, not for one that has ended", nodes, "check_recovery",
+      "if app is None or app.state not in RECOVERABLE or app.queue is None:",
+      "if app is None or app.queue is None:"),
+    M("placement.case_sensitive", "ACL/placement",
+      "YuniKorn: queue names are case-insensitive (stored and looked up in lower case)",
+      placement, "fold", "return name.translate(_ASCII_LOWER)", "return name"),
 )
 
 

@@ -181,7 +181,8 @@ def accepted(m: Monitor, rv: RMView, call: Call, add: si.AddApplicationRequest,
         gang=qty.positive(ph), style=add.gang_scheduling_style or "Soft",
         placeholder_timeout=timeout / 1000.0 if timeout > 0 else 15 * 60.0,
         state_since=call.now,
-        group=limits.group_for(part.chain(path), add.ugi.groups) if part else "")
+        group=limits.group_for(part.chain(path), add.ugi.groups) if part else "",
+        placed_by=placed.rule if placed is not None else 0)
     rv.finished.pop(app_id, None)
     for k in [k for k in rv.asks if k[0] == app_id]:
         del rv.asks[k]
@@ -215,7 +216,8 @@ def begin_nodes(rv: RMView, call: Call, req: si.NodeRequest) -> None:
             # A partition the configuration no longer has (removed by a reload: it drains,
             # 003 'Update and Remove partition') takes no new node.
             if info.node_id in known or any(v > qty.INT64_MAX for v in total.values()) \
-                    or rv.config.partition(partition) is None or _uuids_clash(rv, info):
+                    or rv.config.partition(partition) is None or _uuids_clash(rv, info) \
+                    or _recovery_misplaced(rv, info, partition):
                 call.must_reject_nodes.append(info.node_id)
             else:
                 totals[partition] = total
@@ -242,6 +244,18 @@ def _uuids_clash(rv: RMView, info: si.NodeInfo) -> bool:
     RM already runs can not attach them all: ``002`` gives every allocation one uuid."""
     uuids = [a.uuid for a in info.existing_allocations]
     return any(not u or u in rv.allocs for u in uuids) or len(set(uuids)) != len(uuids)
+
+
+def _recovery_misplaced(rv: RMView, info: si.NodeInfo, partition: str) -> bool:
+    """A registration reporting an allocation of another node, or of an application the RM
+    does not run in the node's partition (unknown, ended, elsewhere): ``001`` "Application
+    recovery" adds the applications first, then each node with its own allocations."""
+    for a in info.existing_allocations:
+        app = rv.apps.get(a.application_id)
+        if (a.node_id and a.node_id != info.node_id) or app is None or not app.live \
+                or app.partition != partition:
+            return True
+    return False
 
 
 def end_nodes(m: Monitor, rv: RMView, call: Call, req: si.NodeRequest) -> None:

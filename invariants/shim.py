@@ -88,6 +88,8 @@ class AppView:
     ran: bool = False
     """It was told Accepted -> Running (a first real allocation took its
     ``maxapplications`` slot) and not Accepted since: Running or Completing keep the slot."""
+    placed_by: int = 0
+    """Which placement rule placed it by the checker's reading, from 0 (coverage only)."""
     user: str = field(init=False)
     """The submitting user (its limits apply)."""
 

@@ -225,6 +225,31 @@ class Env:
                 if s.application_id == app_id and s.allocation_key == key]
 
 
+def run_to_completion(env: Env, app_id: str = "app-1", node_id: str = "node-1") -> None:
+    """On a new node, an application runs one pod that ends; the completing timeout passes
+    and it is Completed (kept until it expires)."""
+    env.add_node(node_id, 100)
+    env.add_app(app_id)
+    env.ask(app_id, "k", 10)
+    env.schedule()
+    env.release(app_id, env.uuids(app_id)[0])
+    env.advance(30)
+    assert env.app_state(app_id) == "Completed"
+
+
+def assert_node_rejected(env: Env, node_id: str, existing: list[si.Allocation],
+                         fragment: str) -> None:
+    """The node registering with ``existing`` is refused, its reason naming ``fragment``,
+    and nothing changes."""
+    before = env.dump()
+    env.shim.clear()
+    env.add_node(node_id, 100, existing=existing)
+    [rej] = env.shim.rejected_nodes
+    assert rej.node_id == node_id and fragment in rej.reason
+    assert env.shim.accepted_nodes == []
+    assert env.api.state_dump() == before
+
+
 def alloc_msg(
     app_id: str, key: str, uuid: str, node_id: str, memory: int,
     *, task_group: str = "", placeholder: bool = False,

@@ -333,6 +333,40 @@ def test_goal_an_application_held_by_maxapplications_then_started() -> None:
     assert coverage.goals["quota.held_app_started"] == 1
 
 
+_RULES_CONFIG = """partitions:
+  - name: default
+    placementrules:
+      - name: provided
+        filter: {type: deny, users: [bob]}
+      - name: fixed
+        value: root.fallback
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: asked
+          - name: fallback
+"""
+
+
+@pytest.mark.parametrize(("user", "queue", "goal"), [
+    ("alice", "root.asked", 0), ("bob", "root.fallback", 1)])
+def test_goal_a_later_placement_rule(user: str, queue: str, goal: int) -> None:
+    """The first rule refuses bob (a deny filter): the second places him, and only that
+    counts as a later rule's placement."""
+    coverage = Coverage()
+    world = World(coverage=coverage)
+    add = si.ApplicationRequest(rm_id="rm", new=[si.AddApplicationRequest(
+        application_id="a1", queue_name="root.asked", partition_name="default",
+        ugi=si.UserGroupInformation(user=user))])
+    for step in (Step("register_resource_manager", si.RegisterResourceManagerRequest(
+            rm_id="rm", policy_group="q", config=_RULES_CONFIG)),
+            Step("update_application", add)):
+        assert world.run(step) == []
+    assert world.shim.rms["rm"].apps["a1"].path == queue
+    assert coverage.goals["placement.later_rule"] == goal
+
+
 def _registration_repeating(uuid_on_second: str) -> Step:
     """Two nodes registered in one request; the second recovers ``uuid_on_second``."""
     def alloc(uuid: str, node: str) -> si.Allocation:

@@ -354,3 +354,36 @@ def test_a_reload_keeps_a_created_parents_template_and_recomputes_configured_one
     assert dumped(api, "root.org.dept.carol")["max"] == {"memory": 50}
     assert shim.accepted_apps == ["app-1", "app-2", "app-3"]
     assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+def test_a_parent_rules_filter_fails_the_whole_rule() -> None:
+    """The user rule's parent (a fixed parent with a deny filter for bob) fails for bob: the
+    rule fails and the next one places him; alice gets her created queue."""
+    api, shim, rec, _clock = make(rules(
+        "      - name: user\n        create: true\n        parent:\n          name: fixed\n"
+        "          value: root.tenants\n          filter: {type: deny, users: [bob]}\n"
+        "      - name: fixed\n        value: root.fixedq\n"))
+    submit(api, "app-a", user="alice")
+    submit(api, "app-b", user="bob")
+    assert shim.accepted_apps == ["app-a", "app-b"]
+    assert app_queue(api, "app-a") == "root.tenants.alice"
+    assert app_queue(api, "app-b") == "root.fixedq"
+    assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+def test_a_rule_naming_a_parent_queue_fails_and_the_next_rule_places() -> None:
+    """Applications go to leaves: provided names the parent root.tenants and fails."""
+    api, shim, _rec, _clock = make(rules(
+        "      - name: provided\n      - name: fixed\n        value: root.fixedq\n"))
+    submit(api, "app-1", "root.tenants")
+    assert shim.accepted_apps == ["app-1"]
+    assert app_queue(api, "app-1") == "root.fixedq"
+
+
+def test_queue_names_from_the_shim_fold_to_lower_case() -> None:
+    """``root.FixedQ`` finds the queue configured as ``fixedq`` (YuniKorn stores and looks up
+    queue names in lower case)."""
+    api, shim, _rec, _clock = make(rules("      - name: provided\n"))
+    submit(api, "app-1", "root.FixedQ")
+    assert shim.accepted_apps == ["app-1"]
+    assert app_queue(api, "app-1") == "root.fixedq"

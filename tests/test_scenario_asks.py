@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from scenario_helpers import TT, Env
+from scenario_helpers import TT, Env, run_to_completion
 
 from scheduler import si
 
@@ -170,13 +170,7 @@ def test_ask_for_unknown_application_rejected() -> None:
 
 def test_ask_for_completed_application_rejected() -> None:
     env = Env()
-    env.add_node("node-1", 100)
-    env.add_app("app-1")
-    env.ask("app-1", "k", 10)
-    env.schedule()
-    env.release("app-1", env.uuids()[0])
-    env.advance(30)
-    assert env.app_state("app-1") == "Completed"
+    run_to_completion(env)
     assert_rejected_without_change(env, "app-1", "k2", lambda: env.ask("app-1", "k2", 10))
 
 

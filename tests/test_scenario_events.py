@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 
 import pytest
-from scenario_helpers import NA, TT, Env, config
+from scenario_helpers import NA, TT, Env, config, run_to_completion
 
 from scheduler import Scheduler, si
 
@@ -63,12 +63,7 @@ def test_event_records_of_one_call_stay_independent() -> None:
 
 def test_application_transitions_reported() -> None:
     env = Env()
-    env.add_node("node-1", 100)
-    env.add_app("app-1")
-    env.ask("app-1", "k", 10)
-    env.schedule()
-    env.release("app-1", env.uuids()[0])
-    env.advance(30)
+    run_to_completion(env)
     messages = [e.message for e in events_about(env, ET.APP, "app-1")]
     for state in ("Accepted", "Running", "Completing", "Completed"):
         assert any(state in m for m in messages), (state, messages)

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from scenario_helpers import CONFIG, SS, TT, Env, alloc_msg, config, res
+from scenario_helpers import (
+    CONFIG,
+    SS,
+    TT,
+    Env,
+    alloc_msg,
+    assert_node_rejected,
+    config,
+    res,
+    run_to_completion,
+)
 
 from scheduler import si
 
@@ -135,15 +145,9 @@ def test_over_max_queue_allocates_again_once_below_max() -> None:
 def test_node_with_allocation_of_unknown_application_rejected() -> None:
     env = Env()
     env.add_app("app-1")
-    before = env.dump()
-    env.shim.clear()
-    env.add_node("node-1", 100, existing=[
-        alloc_msg("app-1", "k1", "u-1", "node-1", 10),
-        alloc_msg("ghost", "k1", "u-2", "node-1", 10)])
-    [rej] = env.shim.rejected_nodes
-    assert rej.node_id == "node-1" and "ghost" in rej.reason
-    assert env.shim.accepted_nodes == []
-    assert env.api.state_dump() == before
+    assert_node_rejected(env, "node-1", [alloc_msg("app-1", "k1", "u-1", "node-1", 10),
+                                         alloc_msg("ghost", "k1", "u-2", "node-1", 10)],
+                         "ghost")
 
 
 def test_recovered_placeholder_flags_and_task_group_in_dump() -> None:
@@ -165,12 +169,25 @@ def test_node_with_duplicate_recovered_uuid_rejected() -> None:
     env = Env()
     env.add_app("app-1")
     env.add_node("node-1", 100, existing=[alloc_msg("app-1", "k1", "u-1", "node-1", 10)])
-    before = env.dump()
-    env.shim.clear()
-    env.add_node("node-2", 100, existing=[alloc_msg("app-1", "k2", "u-1", "node-2", 10)])
-    [rej] = env.shim.rejected_nodes
-    assert rej.node_id == "node-2" and "u-1" in rej.reason
-    assert env.api.state_dump() == before
+    assert_node_rejected(env, "node-2", [alloc_msg("app-1", "k2", "u-1", "node-2", 10)], "u-1")
+
+
+def test_node_reporting_an_allocation_of_another_node_rejected() -> None:
+    """001 "Application recovery": each node brings its own allocations."""
+    env = Env()
+    env.add_app("app-1")
+    env.add_node("node-1", 100)
+    assert_node_rejected(env, "node-2", [alloc_msg("app-1", "k1", "u-1", "node-1", 10)],
+                         "node-1")
+
+
+def test_node_reporting_an_allocation_of_an_ended_application_rejected() -> None:
+    """A Completed application (kept until it expires) takes no recovered allocation: the
+    node is refused and the application stays as it was."""
+    env = Env()
+    run_to_completion(env)
+    assert_node_rejected(env, "node-2", [alloc_msg("app-1", "k1", "u-9", "node-2", 10)],
+                         "app-1")
 
 
 def test_recovery_for_app_whose_queue_is_gone_rejects_app_and_node() -> None:

@@ -78,6 +78,16 @@ BEYOND_SCOPES: dict[str, str] = {
         "scope's stray releases have one application)",
     "release.app_wide_confirmation_taken":
         "no scope confirms a release without its uuid",
+    "placement.deny_filter_allows": "no scope's placement rule has a filter",
+    "placement.parent_filter_ignored": "no scope's placement rule has a filter",
+    "placement.dot_kept": "no scope places by a user name or tag value with a dot",
+    "placement.parent_queue_taken":
+        "no scope submits to a parent queue with a later rule that would place it",
+    "placement.case_sensitive": "no scope names a queue in capitals",
+    "recovery.other_node_attached":
+        "every scope's resync reports each allocation on its own node",
+    "recovery.ended_application_recovered":
+        "every scope's resync reports only the applications the core accepted again",
 }
 """Broken cores whose bug needs something no scope's alphabet has, and why: the random
 checker's self-test finds them (``docs/checker.md``); here a miss is reported, not failed."""

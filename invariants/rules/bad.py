@@ -190,6 +190,40 @@ def stray_node_action(g: Gen) -> Iterator[Step]:
         if kind == "unknown_action" else None)]), bad=kind)
 
 
+@rule(0.3)
+def stray_recovery(g: Gen) -> Iterator[Step]:
+    """A node joining with an existing allocation the core can not attach: one the RM says
+    is on another node, or of an application it does not run (never sent, or ended). The
+    node is refused and nothing is recovered (``001`` "Application recovery": applications
+    first, then each node with its own allocations)."""
+    rv = g.rv
+    if rv is None:
+        return
+    kind = g.rng.choice(("other_node", "unknown_app", "ended_app"))
+    if kind == "unknown_app":
+        app_id: str | None = "ghost-app"
+        partition = "default"
+    else:
+        pool = rv.live_apps() if kind == "other_node" else sorted(
+            a for a, v in rv.apps.items() if not v.live)
+        app_id = g.pick(pool)
+        partition = rv.apps[app_id].partition if app_id is not None else "default"
+    others = sorted(n for n, v in rv.nodes.items() if v.partition == partition)
+    if app_id is None or (kind == "other_node" and not others):
+        return
+    node_id = g.new_id("node-")
+    alloc = si.Allocation(
+        allocation_key=g.new_id("stray-key-"), application_id=app_id,
+        uuid=g.new_id("stray-uuid-"), partition_name=partition,
+        node_id=g.pick(others) if kind == "other_node" else node_id,
+        resource_per_alloc=si.Resource.of(memory=5, vcore=CORE))
+    yield g.request("update_node", si.NodeRequest(rm_id=g.rm_id, nodes=[si.NodeInfo(
+        node_id=node_id, action=NA.CREATE, schedulable_resource=si.Resource.of(
+            memory=20, vcore=2 * CORE), existing_allocations=[alloc],
+        attributes={"si/node-partition": partition} if partition != "default" else {})]),
+        bad=kind)
+
+
 @rule(0.8)
 def wrong_partition(g: Gen) -> Iterator[Step]:
     """An ask, an ask release, a release, a confirmation or an application's removal naming

@@ -9,7 +9,7 @@ need to know.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Any
 
 from scheduler import si
@@ -473,11 +473,6 @@ def _open_home(g: Gen, need: dict[str, int], gang: bool = False, limited: bool =
     homes = []
     for name in sorted(rv.config.partitions):
         pm = rv.config.partitions[name]
-
-        def lookup(path: str, pm: model.PartitionModel = pm) -> bool | None:
-            q = pm.queues.get(path)
-            return None if q is None else q.leaf
-
         for leaf in pm.leaves():
             if gang and pm.queues[leaf].sort_policy == "fair":
                 continue
@@ -497,9 +492,7 @@ def _open_home(g: Gen, need: dict[str, int], gang: bool = False, limited: bool =
                         for q in chain for lim in (limits.limit_for(q, limits.USER, user),
                                                    limits.limit_for(q, limits.GROUP, group))):
                     continue
-                placed = model.place(pm.rules, leaf, user, groups, {"namespace": "ns1"}, lookup)
-                if placed is None or placed.path != leaf or placed.create \
-                        or not model.may_submit(chain, user, groups):
+                if not _lands(pm, leaf, user, groups) or not model.may_submit(chain, user, groups):
                     continue
                 probe = AppView("", name, Kept(si.AddApplicationRequest(
                     application_id="probe", queue_name=leaf,
@@ -650,41 +643,46 @@ def slot_story(g: Gen) -> Iterator[Step]:
     """An application that has not started holds a reservation, and its user's (or group's)
     ``maxapplications`` fills before the node frees up (YuniKorn's ugm rule 7, YUNIKORN-1986).
 
-    A node joins and another user's pod fills it; application A of a user whose limit is
-    one application asks for the node's whole room (a required-node pod, or a pod too large
-    for every other node's free room) and reserves it; application B of the same user starts
-    first on a node of its own; then the filler ends. The reserved pass must not start A
-    while B holds the user's (or group's) only slot. Every choice comes from ``g.side``.
+    A node joins and another user's pod fills it; application A of a user whose limit has
+    a few slots left asks for the node's whole room (a required-node pod, or a pod too large
+    for every other node's free room) and reserves it; as many applications B of the same
+    user as there are slots start first on a node of their own; then the filler ends. The
+    reserved pass must not start A while the Bs hold the user's (or group's) last slot.
+    Every choice comes from ``g.side``.
     """
     home = _slot_home(g)
     if home is None:
         return
-    partition, leaf, (user, groups), (other, other_groups, other_leaf) = home
+    partition, leaf, (user, groups), (other, other_groups, other_leaf), slots, cap = home
     rv = g.rv
     largest = max((_memory(n.capacity) for n in rv.nodes.values()
                    if n.partition == partition), default=0) if rv is not None else 0
-    size = g.side.choice((10, 20, 30))
-    required = g.side.random() < 0.5 or size <= largest
+    largest = max(largest, 5 * slots + 5)  # the fillers' node, which joins below
+    size = g.side.choice([s for s in (10, 20, 30) if s <= cap])
+    required = g.side.random() < 0.5 or size <= largest or largest + 5 > cap
     if not required:
         size = largest + 5
     joined = new_node(g, partition, size, 4 * CORE)
     node = joined.request.nodes[0].node_id
     yield joined
-    spare = new_node(g, partition, 10, 2 * CORE)
+    spare = new_node(g, partition, 5 * slots + 5, (slots + 1) * CORE)
     spare_node = spare.request.nodes[0].node_id
     yield spare
-    filler, a, b = g.new_id("app-"), g.new_id("app-"), g.new_id("app-")
+    filler, a = g.new_id("app-"), g.new_id("app-")
     yield _submit_to(g, filler, other_leaf, partition,
-                     si.UserGroupInformation(user=other, groups=list(other_groups)))
+                     si.UserGroupInformation(user=other, groups=list(other_groups)),
+                     tags={"namespace": "ns1"})
     yield _send(g, _ask(g, filler, g.new_id("ask-"), size, tags={REQUIRED_NODE: node}))
     yield Step.schedule()
     ugi = si.UserGroupInformation(user=user, groups=list(groups))
-    yield _submit_to(g, a, leaf, partition, ugi)
+    yield _submit_to(g, a, leaf, partition, ugi, tags={"namespace": "ns1"})
     pinned: dict[str, Any] = {"tags": {REQUIRED_NODE: node}} if required else {}
     yield _send(g, _ask(g, a, g.new_id("ask-"), size, **pinned))
     yield Step.schedule()
-    yield _submit_to(g, b, leaf, partition, ugi)
-    yield _send(g, _ask(g, b, g.new_id("ask-"), 5, tags={REQUIRED_NODE: spare_node}))
+    for _ in range(slots):
+        b = g.new_id("app-")
+        yield _submit_to(g, b, leaf, partition, ugi, tags={"namespace": "ns1"})
+        yield _send(g, _ask(g, b, g.new_id("ask-"), 5, tags={REQUIRED_NODE: spare_node}))
     yield Step.schedule()
     rv = g.rv
     held = [x for x in rv.running() if x.app == filler] if rv is not None else []
@@ -693,7 +691,7 @@ def slot_story(g: Gen) -> Iterator[Step]:
     yield Step.schedule()
 
 
-def _memory(r: dict[str, int]) -> int:
+def _memory(r: Mapping[str, int]) -> int:
     return int(r.get("memory", 0))
 
 
@@ -706,35 +704,87 @@ def _memory_rooms(rv: RMView, partition: str, chain: list[model.QueueModel], use
             if "memory" in lim.max_resources]
 
 
+def _slot_rooms(rv: RMView, partition: str, chain: list[model.QueueModel], user: str,
+                groups: tuple[str, ...]) -> list[int]:
+    """The applications each user or group ``maxapplications`` on the path still lets
+    ``user`` start."""
+    return [lim.max_applications - sum(1 for a in mine if rv.holds_slot(a))
+            for _, _, _, lim, mine in limits.limited_on_path(
+                rv, partition, chain, user, limits.group_for(chain, groups))
+            if lim.max_applications > 0]
+
+
+SLOTS_TO_FILL = 3
+"""The most applications ``slot_story`` starts to fill a user's last slots."""
+
+
 def _slot_home(g: Gen) -> tuple[str, str, tuple[str, tuple[str, ...]],
-                                 tuple[str, tuple[str, ...], str]] | None:
-    """A leaf, a user who may submit there whose user or group limit on the path allows one
-    more application than it runs there now (none needs to be full already), and another
-    user with a leaf it may submit to."""
+                                 tuple[str, tuple[str, ...], str], int, int] | None:
+    """By the shim's records and the configuration in force: a leaf its placement keeps an
+    application in, a user who may submit there whose user or group limits on the path leave
+    it one to ``SLOTS_TO_FILL`` more applications than it runs there now (none full
+    already), another user with such a leaf, how many slots are left, and the most memory
+    the held application may ask (at least 10): beside the fillers' pods (5 each) within its
+    user's and group's memory limits, and with the other user's pod as large on the queues'
+    maxes, whose ``maxapplications`` leave room for them all; not a stateaware leaf. Only
+    the slot may hold the application back."""
     rv = g.rv
-    if rv is None:
+    if rv is None or rv.paused or rv.stopped:
         return None
-    config = model.read(g.scenario.shape.text)
     homes = []
-    for name in sorted(config.partitions):
-        pm = config.partitions[name]
+    for name in sorted(rv.config.partitions):
+        pm = rv.config.partitions[name]
         for leaf in pm.leaves():
+            if pm.queues[leaf].sort_policy == "stateaware":
+                continue  # the fillers would wait behind A, the first Accepted application
             chain = pm.chain(leaf)
+            queue_slots = min((q.max_applications - sum(
+                rv.holds_slot(a) for a in rv.apps_below(name, q.path))
+                for q in chain if q.max_applications > 0), default=1 << 30)
             for user, groups in USERS:
-                if not model.may_submit(chain, user, groups):
+                if not model.may_submit(chain, user, groups) or not _lands(pm, leaf, user, groups):
                     continue
-                room = [lim.max_applications - sum(1 for a in mine if rv.holds_slot(a))
-                        for _, _, _, lim, mine in limits.limited_on_path(
-                            rv, name, chain, user, limits.group_for(chain, groups))
-                        if lim.max_applications > 0]
-                if 1 not in room or any(r < 1 for r in room):
+                room = _slot_rooms(rv, name, chain, user, groups)
+                if not room or not 1 <= min(room) <= SLOTS_TO_FILL:
+                    continue
+                slots = min(room)
+                if queue_slots < slots + 2:
+                    continue
+                cap = min([min(_memory_rooms(rv, name, chain, user, groups), default=1 << 30)
+                           - 5 * slots,
+                           *((_memory(q.max) - _memory(rv.usage_below(name, q.path))
+                              - 5 * slots) // 2 for q in chain if q.max and "memory" in q.max)])
+                if cap < 10:
                     continue
                 others = [(u, gs, p) for u, gs in USERS if u != user and not set(gs) & set(groups)
-                          for p in pm.leaves() if model.may_submit(pm.chain(p), u, gs)]
+                          for p in pm.leaves() if model.may_submit(pm.chain(p), u, gs)
+                          and _lands(pm, p, u, gs)
+                          and _free_to_fill(rv, name, p, u, gs, min(cap, 30))]
                 if others:
                     homes.append((name, leaf, (user, groups),
-                                  others[g.side.randrange(len(others))]))
+                                  others[g.side.randrange(len(others))], slots, cap))
     return homes[g.side.randrange(len(homes))] if homes else None
+
+
+def _free_to_fill(rv: RMView, partition: str, leaf: str, user: str, groups: tuple[str, ...],
+                  size: int) -> bool:
+    """Whether ``user``'s limits let a new application of ``size`` memory start in
+    ``leaf`` (``slot_story``'s filler must run, or the node it fills stays free)."""
+    chain = rv.config.partitions[partition].chain(leaf)
+    return min(_slot_rooms(rv, partition, chain, user, groups), default=1) >= 1 and \
+        min(_memory_rooms(rv, partition, chain, user, groups), default=size) >= size
+
+
+def _lands(pm: model.PartitionModel, leaf: str, user: str, groups: tuple[str, ...]) -> bool:
+    """Whether the placement rules keep an application submitted to ``leaf`` there, without
+    creating a queue (a story's submissions name their leaf and the namespace ``ns1``)."""
+
+    def lookup(path: str) -> bool | None:
+        q = pm.queues.get(path)
+        return None if q is None else q.leaf
+
+    placed = model.place(pm.rules, leaf, user, groups, {"namespace": "ns1"}, lookup)
+    return placed is not None and placed.path == leaf and not placed.create
 
 
 def _priority_home(g: Gen) -> tuple[str, str, tuple[str, ...], str, str] | None:
@@ -835,13 +885,22 @@ def preemption_story(g: Gen) -> Iterator[Step]:
     yield Step.schedule()
     if g.side.random() < 0.4:
         yield from _second_preemption(g, late, ask_leaf, partition, size, (hog,))
-    if g.rng.random() < 0.5:
-        # Late confirmations, and the clock past the 15 s between two attempts of one ask.
+    late_round = g.rng.random() < 0.5
+    if late_round or (g.side.random() < 0.6 and _victims_unconfirmed(g)):
+        # Late confirmations, and the clock past the 15 s between two attempts of one ask
+        # (more often while victims wait: an ask preempts once, ever).
         yield Step.advance(31.0)
         yield Step.schedule()
     yield from confirmations(g, g.rng.choice(("all", "all", "first", "none", "twice")))
     yield Step.schedule()
     yield from _directed_ending(g)
+
+
+def _victims_unconfirmed(g: Gen) -> bool:
+    """Whether the core preempted something the shim has not confirmed yet."""
+    rv = g.rv
+    return rv is not None and any(a.releasing == TT.PREEMPTED_BY_SCHEDULER
+                                  for a in rv.allocs.values())
 
 
 ENDING_SHARE = 0.4
