@@ -429,10 +429,11 @@ def _rules(rng: random.Random, root: Mapping[str, Any]) -> list[dict[str, Any]]:
                 continue
             rule["value"] = rng.choice(leaves)
             rule["create"] = False
-            if parents and _side(rng).random() < 0.3:
+            fixed_side = _side(rng)
+            if parents and fixed_side.random() < 0.3:
                 # A fixed parent queue: the rule always fails (applications go to leaves),
                 # and the rules after it decide.
-                rule["value"] = f"root.{_side(rng).choice(parents)}"
+                rule["value"] = f"root.{fixed_side.choice(parents)}"
         if kind in ("tag", "user") and parents and rng.random() < 0.6:
             parent = rng.choice(parents)
             # Mostly a parent with a childtemplate, when there is one: the leaves it creates

@@ -730,6 +730,10 @@ MUTANTS: tuple[Mutant, ...] = (
       "added again, not for one that has ended", nodes, "check_recovery",
       "if app is None or app.state not in RECOVERABLE or app.queue is None:",
       "if app is None or app.queue is None:"),
+    M("apps.unknown_gang_style_accepted", "ACL/placement",
+      "002 AddApplicationRequest.gangSchedulingStyle is Hard or Soft: another value is "
+      "refused (docs/design-notes.md, 'Gang scheduling')", apps, "check_submission",
+      '    if style not in ("Hard", "Soft"):', "    if False:"),
     M("placement.case_sensitive", "ACL/placement",
       "YuniKorn: queue names are case-insensitive (stored and looked up in lower case)",
       placement, "fold", "return name.translate(_ASCII_LOWER)", "return name"),

@@ -88,6 +88,7 @@ BEYOND_SCOPES: dict[str, str] = {
         "every scope's resync reports each allocation on its own node",
     "recovery.ended_application_recovered":
         "every scope's resync reports only the applications the core accepted again",
+    "apps.unknown_gang_style_accepted": "no scope submits a gang style other than Hard or Soft",
 }
 """Broken cores whose bug needs something no scope's alphabet has, and why: the random
 checker's self-test finds them (``docs/checker.md``); here a miss is reported, not failed."""

@@ -29,7 +29,7 @@ def bad_request(g: Gen) -> Iterator[Step]:
                          "unsolicited_confirmation", "ghost_ask", "zero_ask",
                          "unknown_partition_ask", "unknown_partition_app", "bad_config",
                          "leaf_to_parent", "empty_user", "negative_timeout_app",
-                         "negative_timeout_ask", "int64_node"))
+                         "negative_timeout_ask", "int64_node", "bad_gang_style"))
     note = {"bad": kind}
     if kind == "duplicate_node" and rv is not None and rv.nodes:
         node = g.pick(sorted(rv.nodes))
@@ -85,6 +85,14 @@ def bad_request(g: Gen) -> Iterator[Step]:
                              partition_name=rv.apps[app_id].partition,
                              resource_ask=si.Resource.of(memory=5, vcore=CORE),
                              execution_timeout_milli_seconds=-5)]), **note)
+    elif kind == "bad_gang_style" and rv is not None and rv.live_apps():
+        # A running application's submission again under a new id, with a style that is
+        # neither Hard nor Soft: refused (docs/design-notes.md, "Gang scheduling").
+        submitted = rv.apps[g.pick(rv.live_apps())].submitted.get()
+        yield g.request("update_application", si.ApplicationRequest(rm_id=g.rm_id, new=[
+            submitted.model_copy(update={
+                "application_id": g.new_id("app-"),
+                "gang_scheduling_style": g.rng.choice(("hard", "HARD", "strict"))})]), **note)
     elif kind == "int64_node":
         # Two nodes whose memory together passes int64: the second must be refused.
         huge = si.Resource.of(memory=2**62 + 2**61)
