@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 
 from scheduler import si
 from scheduler.trace import Step
 
 from ..configs import CORE
 from . import NA, TT, Gen, rule
+from .cluster import joining
 
 BAD_CONFIGS = (
     "partitions: [",
@@ -225,11 +227,9 @@ def stray_recovery(g: Gen) -> Iterator[Step]:
         uuid=g.new_id("stray-uuid-"), partition_name=partition,
         node_id=g.pick(others) if kind == "other_node" else node_id,
         resource_per_alloc=si.Resource.of(memory=5, vcore=CORE))
-    yield g.request("update_node", si.NodeRequest(rm_id=g.rm_id, nodes=[si.NodeInfo(
-        node_id=node_id, action=NA.CREATE, schedulable_resource=si.Resource.of(
-            memory=20, vcore=2 * CORE), existing_allocations=[alloc],
-        attributes={"si/node-partition": partition} if partition != "default" else {})]),
-        bad=kind)
+    joined = joining(g, node_id, partition, si.Resource.of(memory=20, vcore=2 * CORE),
+                     existing_allocations=[alloc])
+    yield replace(joined, extra={"bad": kind})
 
 
 @rule(0.8)

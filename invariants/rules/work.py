@@ -477,11 +477,9 @@ def _open_home(g: Gen, need: dict[str, int], gang: bool = False, limited: bool =
             if gang and pm.queues[leaf].sort_policy == "fair":
                 continue
             chain = pm.chain(leaf)
-            if any((q.max and not qty.within(qty.plus(rv.usage_below(name, q.path), need),
-                                             q.max))
-                   or 0 < q.max_applications <= sum(
-                       rv.holds_slot(a) for a in rv.apps_below(name, q.path))
-                   for q in chain):
+            if _queue_slots(rv, name, chain) < 1 or any(
+                    q.max and not qty.within(qty.plus(rv.usage_below(name, q.path), need), q.max)
+                    for q in chain):
                 continue
             for user, groups in USERS:
                 if avoid is not None and (user == avoid[0] or set(groups) & set(avoid[1])):
@@ -714,6 +712,13 @@ def _slot_rooms(rv: RMView, partition: str, chain: list[model.QueueModel], user:
             if lim.max_applications > 0]
 
 
+def _queue_slots(rv: RMView, partition: str, chain: list[model.QueueModel]) -> int:
+    """How many more applications the queues' ``maxapplications`` on the path let start."""
+    return min((q.max_applications - sum(
+        rv.holds_slot(a) for a in rv.apps_below(partition, q.path))
+        for q in chain if q.max_applications > 0), default=1 << 30)
+
+
 SLOTS_TO_FILL = 3
 """The most applications ``slot_story`` starts to fill a user's last slots."""
 
@@ -738,9 +743,7 @@ def _slot_home(g: Gen) -> tuple[str, str, tuple[str, tuple[str, ...]],
             if pm.queues[leaf].sort_policy == "stateaware":
                 continue  # the fillers would wait behind A, the first Accepted application
             chain = pm.chain(leaf)
-            queue_slots = min((q.max_applications - sum(
-                rv.holds_slot(a) for a in rv.apps_below(name, q.path))
-                for q in chain if q.max_applications > 0), default=1 << 30)
+            queue_slots = _queue_slots(rv, name, chain)
             for user, groups in USERS:
                 if not model.may_submit(chain, user, groups) or not _lands(pm, leaf, user, groups):
                     continue
@@ -885,8 +888,7 @@ def preemption_story(g: Gen) -> Iterator[Step]:
     yield Step.schedule()
     if g.side.random() < 0.4:
         yield from _second_preemption(g, late, ask_leaf, partition, size, (hog,))
-    late_round = g.rng.random() < 0.5
-    if late_round or (g.side.random() < 0.6 and _victims_unconfirmed(g)):
+    if g.rng.random() < 0.5 or (g.side.random() < 0.6 and _victims_unconfirmed(g)):
         # Late confirmations, and the clock past the 15 s between two attempts of one ask
         # (more often while victims wait: an ask preempts once, ever).
         yield Step.advance(31.0)
