@@ -737,6 +737,55 @@ MUTANTS: tuple[Mutant, ...] = (
     M("placement.case_sensitive", "ACL/placement",
       "YuniKorn: queue names are case-insensitive (stored and looked up in lower case)",
       placement, "fold", "return name.translate(_ASCII_LOWER)", "return name"),
+    # Orders kept between steps (``policies``): each misses one re-key, so an order goes
+    # stale; ``scheduling.order`` and ``nodes.order`` read the order afresh every step.
+    M("sorting.app_usage_not_rekeyed", "sorting",
+      "004 'Implementation': a fair leaf orders its applications by their usage as it is "
+      "after each allocation", ledger, "bind", "    policies.app_used(app)\n", ""),
+    M("sorting.queue_usage_not_rekeyed", "sorting",
+      "004 'Implementation': a parent orders its children by their usage as it is after "
+      "each allocation", ledger, "bind", "            policies.queue_changed(q)\n", ""),
+    M("sorting.fair_base_partition_only", "sorting",
+      "004 'Implementation' (YuniKorn's fair sort): a leaf's applications compare usage "
+      "shares of the leaf's guarantee when it has one", policies.AppOrder, "_rebuild",
+      "self._base = dict(queue.guaranteed or capacity)", "self._base = dict(capacity)"),
+    M("sorting.stateaware_starting_uncounted", "sorting",
+      "001 'Handling queue with a FAIR sort policy': a stateaware leaf starts no other "
+      "application while one is starting", policies.AppOrder, "_state_aware",
+      "self._starting += (entry[2] if entry else 0) - (old[2] if old else 0)",
+      "self._starting += 0"),
+    M("sorting.binpacking_resort_fair", "sorting",
+      "004 'Implementation': under binpacking a node whose usage changed keeps its place "
+      "by binpacking (the most used first)", policies.NodeCollection, "update",
+      "key = (-score if self._binpacking else score, node.id)", "key = (score, node.id)"),
+    M("sorting.woken_application_left_out", "sorting",
+      "004 'Implementation': every application with pending asks is in its leaf's order "
+      "at each scheduling call (one set aside within a call comes back)",
+      state.PartitionState, "wake", "            policies.app_changed(app)\n",
+      "            pass\n"),
+    M("sorting.woken_queue_left_out", "sorting",
+      "004 'Implementation': every queue with pending asks is in its parent's order at "
+      "each scheduling call (one set aside within a call comes back)",
+      state.PartitionState, "wake", "            policies.queue_changed(queue)\n",
+      "            pass\n"),
+    M("preemption.preempting_kept_after_release", "preemption",
+      "YuniKorn preemption: a victim counts as being preempted on its queues until it "
+      "ends, and no longer", ledger, "unbind",
+      "                res.sub_from(q.preempting, r)\n", "                pass\n"),
+    M("gang.placeholder_room_ignores_running", "gang",
+      "001 'Total placeholder size': the placeholders already running count against the "
+      "application's placeholderAsk", asks, "check_placeholder_room",
+      "    wanted = dict(app.placeholder_allocated)\n", "    wanted = {}\n"),
+    M("asks.resized_resend_ignored", "asks",
+      "003 'ask add' (a known key is an update; docs/design-notes.md 'Ask updates'): a "
+      "running ask sent again with another size asks for no new repeat and is refused",
+      asks, "_same", "return (res.equal(ask.resource, resource) and ask.max_allocations",
+      "return (ask.max_allocations"),
+    M("asks.update_not_above_accepted", "asks",
+      "003 'ask add' (docs/design-notes.md 'Ask updates'): an update whose maxAllocations "
+      "is not above the repeats already allocated is refused, the old ask kept",
+      asks, "add_ask", "    if not reason and msg.max_allocations <= allocated_before:\n",
+      "    if False:\n"),
 )
 
 

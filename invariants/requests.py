@@ -371,7 +371,7 @@ def begin_allocation(rv: RMView, call: Call, req: si.AllocationRequest) -> None:
         kept = old is not None and old.pending == 0 and _resent(old, ask)
         if kept:
             call.must_take_asks.append(key)
-        elif _pending_overflows(rv, app.partition, ask, old):
+        elif _pending_overflows(rv, app.partition, ask, old) or _not_above(old, ask):
             call.must_reject_asks.append(key)
             continue
         call.previous_asks.setdefault(key, old)
@@ -461,6 +461,23 @@ def _resent(old: AskView, ask: si.AllocationAsk) -> bool:
             and old.priority == ask.priority and not ask.tags and not ask.originator
             and not old.required_node and not old.originator
             and (old.may_preempt, old.may_be_victim) == _policy(ask.preemption_policy))
+
+
+def _not_above(old: AskView | None, ask: si.AllocationAsk) -> bool:
+    """An update whose ``maxAllocations`` does not exceed the repeats already allocated
+    (``docs/design-notes.md`` "Ask updates": rejected, the old ask kept). Only where the
+    core can not take it for an unchanged re-send: the old ask still had repeats pending,
+    or a field the core compares differs for certain (the shim does not keep every tag)."""
+    if old is None or old.recovered or ask.max_allocations > old.allocated:
+        return False
+    return old.pending > 0 or (
+        not qty.same(old.resource, ask.resource_ask.as_dict())
+        or old.max_allocations != ask.max_allocations
+        or old.placeholder != (ask.placeholder and bool(ask.task_group_name))
+        or old.task_group != ask.task_group_name
+        or old.timeout_ms != ask.execution_timeout_milli_seconds
+        or old.priority != ask.priority
+        or (old.may_preempt, old.may_be_victim) != _policy(ask.preemption_policy))
 
 
 def _policy(policy: si.PreemptionPolicy | None) -> tuple[bool, bool]:

@@ -209,6 +209,7 @@ def test_a_scope_runs_on_another_configuration(tmp_path: Path) -> None:
     ("routing.release_anywhere", "routing", 5),
     ("release.unknown_ask_key_releases_all", "routing", 3),
     ("nodes.drain_of_draining_unanswered", "routing", 3),
+    ("asks.resized_resend_ignored", "routing", 5),
 ])
 def test_broken_cores_are_found_at_their_shortest_depth_deterministically(
         mutant: str, scope: str, depth: int) -> None:

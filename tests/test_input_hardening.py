@@ -159,3 +159,38 @@ def test_an_unchanged_resend_of_a_running_ask_is_a_no_op(
     api.update_allocation(si.AllocationRequest(rm_id=RM, asks=[_ask("k", repeats=2,
                                                                     priority=4)]))
     assert [r.allocation_key for r in shim.rejected_asks] == ["k"]
+
+
+def test_a_resized_resend_of_a_running_ask_is_refused_and_changes_nothing(
+        env: tuple[Scheduler, RecordingShim]) -> None:
+    """A pod resized in place comes back as the same key with another size: it asks for no
+    repeat beyond those running, so the update is refused and the running ask kept."""
+    api, shim = env
+    api.update_node(_node("n", memory=100))
+    api.update_application(_app("app"))
+    api.update_allocation(si.AllocationRequest(rm_id=RM, asks=[_ask("k", repeats=2)]))
+    api.schedule()
+    before = api.state_dump()
+    api.update_allocation(si.AllocationRequest(rm_id=RM, asks=[_ask("k", memory=15,
+                                                                    repeats=2)]))
+    assert [r.allocation_key for r in shim.rejected_asks] == ["k"]
+    assert "not above" in shim.rejected_asks[0].reason
+    assert api.state_dump() == before
+
+
+def test_an_update_below_the_repeats_allocated_is_refused_and_the_old_ask_kept(
+        env: tuple[Scheduler, RecordingShim]) -> None:
+    """Of three repeats two run (the node has room for two): an update to two repeats asks
+    for none beyond them, so it is refused and the third stays pending."""
+    api, shim = env
+    api.update_node(_node("n", memory=20))
+    api.update_application(_app("app"))
+    api.update_allocation(si.AllocationRequest(rm_id=RM, asks=[_ask("k", repeats=3)]))
+    api.schedule()
+    assert len(shim.allocations) == 2
+    before = api.state_dump()
+    api.update_allocation(si.AllocationRequest(rm_id=RM, asks=[_ask("k", repeats=2)]))
+    assert [r.allocation_key for r in shim.rejected_asks] == ["k"]
+    assert api.state_dump() == before
+    app = before["partitions"][0]["applications"][0]
+    assert app["pending"] == {"memory": 10}

@@ -167,6 +167,8 @@ KINDS: dict[str, str] = {
     "confirm_unasked": "the shim confirms a release the core never started (TIMEOUT of a "
                        "running allocation): it must change nothing",
     "resend": "an informer resync: an ask whose repeats all run is sent again, unchanged",
+    "resize": "an ask whose repeats all run is sent again 5 memory larger (a pod resized in "
+              "place): it asks for no new repeat, so the core must refuse it",
     "remove_ask": "the RM withdraws a pending ask",
     "remove_app": "the RM removes an application",
     "tick": "the clock jumps to the next live timer, then a cycle",
@@ -202,7 +204,7 @@ def _targets(scope: Scope, kind: str) -> list[str]:
         return [a.id for a in scope.apps]
     if kind == "placeholders":
         return [a.id for a in scope.apps if a.gang is not None]
-    if kind in ("ask", "remove_ask", "resend"):
+    if kind in ("ask", "remove_ask", "resend", "resize"):
         return [f"{a.id}/{k.key}" for a in scope.apps for k in a.asks]
     if kind == "misroute":
         return [f"{what} {a.id}" for a in scope.apps
@@ -349,13 +351,19 @@ def _ask(a: Action, w: World, rv: RMView) -> Iterator[Step]:
         _shaped(app_id, shape)]))
 
 
-def _resend(a: Action, w: World, rv: RMView) -> Iterator[Step]:
-    app_id, key = a.target.split("/")
-    ask = rv.asks.get((app_id, key))
-    if ask is not None and ask.pending == 0 and not ask.recovered and _live(rv, app_id):
-        shape = next(k for k in a.scope.app(app_id).asks if k.key == key)
-        yield _request("update_allocation", si.AllocationRequest(rm_id=RM_ID, asks=[
-            _shaped(app_id, shape)]))
+def _resend(grow: int) -> Builder:
+    """An ask whose repeats all run, sent again: unchanged (an informer resync), or
+    ``grow`` larger (a pod resized in place, which the core must refuse)."""
+
+    def build(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+        app_id, key = a.target.split("/")
+        ask = rv.asks.get((app_id, key))
+        if ask is not None and ask.pending == 0 and not ask.recovered and _live(rv, app_id):
+            shape = next(k for k in a.scope.app(app_id).asks if k.key == key)
+            yield _request("update_allocation", si.AllocationRequest(rm_id=RM_ID, asks=[
+                _shaped(app_id, replace(shape, memory=shape.memory + grow))]))
+
+    return build
 
 
 def _remove_ask(a: Action, w: World, rv: RMView) -> Iterator[Step]:
@@ -547,7 +555,7 @@ _BUILDERS: dict[str, Builder] = {
     "schedule": _schedule, "confirm": _confirm(False), "confirm_twice": _confirm(True),
     "release": _release, "confirm_unasked": _confirm_unasked, "occupy": _occupy,
     "remove_ask": _remove_ask, "remove_app": _remove_app,
-    "resend": _resend, "tick": _tick, "wait": _wait,
+    "resend": _resend(0), "resize": _resend(5), "tick": _tick, "wait": _wait,
     "drain": _node_action(NA.DRAIN_NODE, "Schedulable"),
     "restore": _node_action(NA.DRAIN_TO_SCHEDULABLE, "Draining"),
     "decommission": _node_action(NA.DECOMISSION, None), "restart": _restart,
@@ -670,7 +678,7 @@ SCOPES: dict[str, Scope] = {s.name: s for s in (
           "pods in a partition with a twin",
           nodes=(("node-1", 20),),
           apps=(AppShape("app-1", "root.a", (AskShape("k1", 10, repeats=2),)),),
-          kinds=frozenset({"node", "submit", "ask", "schedule", "release", "misroute",
+          kinds=frozenset({"node", "submit", "ask", "schedule", "release", "resize", "misroute",
                            "stray", "drain", "restore", "misact"}),
           depth=7, config=ROUTING, hunt_depth=6),
 )}

@@ -89,6 +89,20 @@ BEYOND_SCOPES: dict[str, str] = {
     "recovery.ended_application_recovered":
         "every scope's resync reports only the applications the core accepted again",
     "apps.unknown_gang_style_accepted": "no scope submits a gang style other than Hard or Soft",
+    "sorting.app_usage_not_rekeyed":
+        "no scope's fair leaf holds, within one cycle, a running application with repeats "
+        "still pending beside a rival: there an application's usage first changes with its "
+        "first allocation, which also changes its state and so re-keys it",
+    "sorting.fair_base_partition_only": "no scope's fair leaf has a guarantee",
+    "sorting.woken_application_left_out":
+        "beyond every scope: a state is thawed from its snapshot, which holds the kept "
+        "orders empty (a cache, rebuilt at first use), so an order left stale when one "
+        "schedule() call ends is whole again at the next action",
+    "sorting.woken_queue_left_out":
+        "beyond every scope, as sorting.woken_application_left_out: the kept orders are "
+        "rebuilt after every thaw",
+    "gang.placeholder_room_ignores_running":
+        "no scope sends a gang's placeholders again while some of them run",
 }
 """Broken cores whose bug needs something no scope's alphabet has, and why: the random
 checker's self-test finds them (``docs/checker.md``); here a miss is reported, not failed."""

@@ -172,7 +172,9 @@ def _preemption_fields(g: Gen) -> dict[str, Any]:
 
 @rule(1)
 def resend_ask(g: Gen) -> Iterator[Step]:
-    """An informer resync: the shim sends again, unchanged, an ask whose pods all run."""
+    """An informer resync: the shim sends again, unchanged, an ask whose pods all run;
+    sometimes resized (a pod resized in place), an update the core must refuse, as it
+    asks for no repeat beyond those allocated (``docs/design-notes.md`` "Ask updates")."""
     rv = g.rv
     done = sorted(key for key, k in rv.asks.items() if k.pending == 0 and not k.recovered
                   and key[0] in rv.apps and rv.apps[key[0]].live) if rv is not None else []
@@ -180,9 +182,12 @@ def resend_ask(g: Gen) -> Iterator[Step]:
     if rv is None or picked is None:
         return
     k = rv.asks[picked]
+    resource = dict(k.resource)
+    if g.rng.random() < 0.3:
+        resource["memory"] = max(1, resource.get("memory", 0) + g.rng.choice((5, -2)))
     yield _send(g, si.AllocationAsk(allocation_key=k.key, application_id=k.app,
                                     partition_name=rv.apps[k.app].partition,
-                                    resource_ask=si.resource_from_dict(k.resource),
+                                    resource_ask=si.resource_from_dict(resource),
                                     max_allocations=k.max_allocations, priority=k.priority,
                                     task_group_name=k.task_group, placeholder=k.placeholder,
                                     execution_timeout_milli_seconds=k.timeout_ms))
