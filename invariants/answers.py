@@ -51,6 +51,12 @@ def new_allocation(m: Monitor, rv: RMView, call: Call, msg: si.Allocation) -> No
         if msg.placeholder != ask.placeholder or msg.task_group_name != ask.task_group:
             m.report(P.ALLOCATION_MATCHES_ASK, subject,
                      "placeholder flag or task group differs from the ask's")
+        if not ask.recovered and (msg.priority != ask.priority
+                                  or dict(msg.allocation_tags) != ask.tags):
+            # 002 Allocation: "Allocation tags from AllocationAsk", "Priority of ask".
+            m.report(P.ALLOCATION_MATCHES_ASK, subject,
+                     f"priority {msg.priority} and tags {dict(msg.allocation_tags)}, the "
+                     f"ask's are {ask.priority} and {ask.tags}")
         if ask.allocated >= ask.max_allocations:
             m.report(P.ALLOCATION_MATCHES_ASK, subject,
                      f"one more than the ask's maxAllocations {ask.max_allocations}")
@@ -298,6 +304,11 @@ def app_update(m: Monitor, rv: RMView, call: Call, u: si.UpdatedApplication) -> 
                  "shim does not know")
         return
     prev, new, now = app.state, u.state, call.now
+    if abs(u.state_transition_timestamp - now * 1e9) > 1e3:
+        # 002 UpdatedApplication.stateTransitionTimestamp: when the state changed, in
+        # nanoseconds; the core changes states only inside the call, at the call's time.
+        m.report(P.APP_STATES, subject, f"{prev} -> {new} stamped "
+                 f"{u.state_transition_timestamp} ns, the call ran at {int(now * 1e9)} ns")
     if (prev, new) not in EDGES:
         m.report(P.APP_STATES, subject, f"reported {prev} -> {new}, not an edge of the "
                  "application lifecycle")

@@ -243,7 +243,7 @@ class ModelShim:
         return False
 
     # ------------------------------------------------------------------ callbacks
-    def _receiving(self, rm_id: str) -> tuple[RMView, Call] | None:
+    def _receiving(self, rm_id: str, decision: bool = True) -> tuple[RMView, Call] | None:
         rv = self.rms.get(rm_id)
         call = self.call
         if call is None or rv is None:
@@ -251,6 +251,13 @@ class ModelShim:
         if rv.stopped and (call.rm_id != rm_id or call.step.call == "schedule"):
             self.report(P.PAUSED, f"rm {rm_id}", "a message reached an RM that unregistered, "
                         "other than the answer to its own request")
+            return None
+        if decision and rv.paused and call.step.call == "schedule":
+            # A paused RM's timers do not fire and nothing is scheduled for it
+            # (docs/design-notes.md, "The RM lifecycle's timeout has no length"); only
+            # the events of its pause timeout may reach it.
+            self.report(P.PAUSED, f"rm {rm_id}", "a message reached a paused RM in a "
+                        "scheduling cycle")
             return None
         return rv, call
 
@@ -337,7 +344,7 @@ class ModelShim:
 
     def on_events(self, rm_id: str, events: list[si.EventRecord]) -> None:
         self.observed.append(("send_event", events))
-        if self._receiving(rm_id) is None:
+        if self._receiving(rm_id, decision=False) is None:
             return
         stamp = int(self.clock.now() * 1e9)
         for e in events:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import FunctionType, ModuleType
 from typing import Any
 
-from scheduler import Scheduler, placement, policies, priority, ugm
+from scheduler import Scheduler, context, outbox, placement, policies, priority, ugm
 from scheduler.partition import (
     allocate,
     apps,
@@ -786,6 +786,31 @@ MUTANTS: tuple[Mutant, ...] = (
       "is not above the repeats already allocated is refused, the old ask kept",
       asks, "add_ask", "    if not reason and msg.max_allocations <= allocated_before:\n",
       "    if False:\n"),
+    # What the core tells the RM: 002's message fields and the decision order.
+    M("messages.allocation_tags_dropped", "messages",
+      "002 Allocation.allocationTags: the allocation carries its ask's tags",
+      outbox, "_allocation_messages", '"allocation_tags": dict(a.tags),',
+      '"allocation_tags": {},'),
+    M("messages.allocation_priority_dropped", "messages",
+      "002 Allocation.priority: the allocation carries its ask's priority",
+      outbox, "_allocation_messages", '"priority": a.priority,', '"priority": 0,'),
+    M("messages.transition_time_in_seconds", "messages",
+      "002 UpdatedApplication.stateTransitionTimestamp: when the state changed, in "
+      "nanoseconds", outbox, "_response", "state_transition_timestamp=int(ts * 1e9)",
+      "state_transition_timestamp=int(ts)"),
+    M("messages.decisions_merged_out_of_order", "messages",
+      "001 'AllocationRelease Response and Request': a release names an allocation the RM "
+      "was told of, so one call's decisions reach it in the order they were made",
+      outbox.RMOutbox, "build", " or decision[0] < group[-1][0])", ")"),
+    M("timer.fired_in_creation_order", "timeouts",
+      "002 and 001 timeouts: timers due in one cycle fire in the order they fall due",
+      context.Timer, "__lt__", "return (self.due, self.seq) < (other.due, other.seq)",
+      "return self.seq < other.seq"),
+    M("rm.paused_rm_timers_fire", "lifecycle",
+      "002 RM lifecycle (docs/design-notes.md, 'The RM lifecycle's timeout has no length'): "
+      "a paused RM's timers do not fire", Scheduler, "_fire_timers",
+      'if rm is None or rm.state != "Running" or partition is None:',
+      "if rm is None or partition is None:"),
 )
 
 

@@ -93,9 +93,9 @@ NO_CHANGE = check(
 ALLOCATION_MATCHES_ASK = check(
     "protocol.allocation_matches_ask",
     "Every new allocation is for an ask the shim sent and has not released, of a live "
-    "application the shim added, with the ask's resource, placeholder flag and task "
-    "group, in the ask's partition, and never more allocations of an ask than its "
-    "maxAllocations.",
+    "application the shim added, with the ask's resource, placeholder flag, task "
+    "group, priority and tags, in the ask's partition, and never more allocations of an "
+    "ask than its maxAllocations.",
     f"{S} 'Allocation ask' (allocationKey, maxAllocations), 'Allocation of resources'; "
     f"{G} 'Allocation' (taskGroupName, placeholder); 004 'Scheduling Request remove'",
     "The core allocated something nobody asked for, too often, or for an ask the RM "
@@ -178,7 +178,8 @@ CONFIRMATIONS = check(
 APP_STATES = check(
     "protocol.application_states",
     "The states reported for an application follow its lifecycle's edges one at a time, "
-    "and the last one reported is the state the core holds; "
+    "stamped with the time of the change, and the last one reported is the state the core "
+    "holds; "
     "Running is reported only when it got a real allocation or a new ask while "
     "Completing; Completed only 30 s or more after Completing and Failed or Completed "
     "only once the shim holds nothing of it; after the placeholder timeout only a gang "
@@ -186,7 +187,8 @@ APP_STATES = check(
     f"{G} 'Scheduler logic changes' (placeholders keep the application Accepted), "
     f"'Application completion', 'Cleanup'; {S} AddApplicationRequest.gangSchedulingStyle "
     "('hard (the application will fail after placeholder timeout) or soft (after the "
-    "timeout the application will be scheduled as a normal application)')",
+    "timeout the application will be scheduled as a normal application)'), "
+    "UpdatedApplication.stateTransitionTimestamp",
     "The shim was told a story the lifecycle does not allow: a gang running on "
     "placeholders alone, an application finished while its pods still run.",
 )
@@ -233,7 +235,8 @@ NODES = check(
 )
 PAUSED = check(
     "protocol.paused",
-    "While an RM is paused it receives no new allocation and its requests are refused; "
+    "While an RM is paused it receives no new allocation, nothing but events in a "
+    "scheduling cycle (its timers do not fire), and its requests are refused; "
     "nothing but the refusal of its own requests reaches an RM that unregistered.",
     f"{S} 'Lifecycle of RM-Scheduler communication'",
     "The core kept deciding for an RM it can not talk to.",

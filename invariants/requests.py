@@ -384,7 +384,7 @@ def begin_allocation(rv: RMView, call: Call, req: si.AllocationRequest) -> None:
             sent=old.sent if kept and old is not None else call.now,
             may_preempt=may_preempt, may_be_victim=may_be_victim,
             required_node=ask.tags.get(REQUIRED_NODE, ""), originator=ask.originator,
-            preempted=kept and old is not None and old.preempted)
+            tags=dict(ask.tags), preempted=kept and old is not None and old.preempted)
     releases = req.releases
     if releases is None:
         return

@@ -127,6 +127,8 @@ class AskView:
     required_node: str = ""
     """The ``yunikorn.apache.org/requiredNode`` tag: the one node it may run on."""
     originator: bool = False
+    tags: dict[str, str] = field(default_factory=dict)
+    """The ask's tags, which its allocations carry (``002`` Allocation.allocationTags)."""
     preempted: bool = False
     """It triggered a preemption (an ask does so once: YuniKorn's ``preemptionTriggered``,
     which an update, a new ask object, does not carry over)."""

@@ -233,3 +233,15 @@ def test_ask_tags_reach_the_allocation() -> None:
     assert env.schedule() == 2
     assert [a.allocation_tags for a in env.shim.allocations] == [tags, tags]
     assert env.shim.allocations[0].allocation_tags is not env.shim.allocations[1].allocation_tags
+
+
+def test_the_allocation_carries_its_asks_priority() -> None:
+    """002 Allocation.priority is the "Priority of ask"."""
+    env = Env()
+    env.add_node("node-1", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "high", 10, priority=7)
+    env.ask("app-1", "low", 10, priority=-3)
+    assert env.schedule() == 2
+    assert [(a.allocation_key, a.priority) for a in env.shim.allocations] == [
+        ("high", 7), ("low", -3)]

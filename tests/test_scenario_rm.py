@@ -122,6 +122,22 @@ def test_paused_rm_release_changes_nothing() -> None:
     assert env.api.state_dump() == before
 
 
+def test_a_paused_rms_timers_do_not_fire() -> None:
+    """A pod's execution timeout falls due while its RM is paused: nothing is released and
+    nothing is sent until the RM registers again (which starts its state afresh)."""
+    env = Env()
+    env.add_node("node-1", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "k1", 10, timeout_ms=5_000)
+    assert env.schedule() == 1
+    env.api.connection_lost(RM)
+    before = env.dump()
+    env.shim.clear()
+    env.advance(60)
+    assert env.shim.messages == []
+    assert env.api.state_dump() == before
+
+
 def test_paused_rm_can_register_again() -> None:
     env = busy_env()
     env.api.connection_lost(RM)
