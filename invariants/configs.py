@@ -311,6 +311,13 @@ def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
                 template["maxapplications"] = side.randint(1, apps - 1)
             elif apps is None and side.random() < 0.3:
                 template["maxapplications"] = 1
+            # A guarantee the created leaf takes from the template (its fair base and its
+            # preemption guarantee), never above the template's max.
+            top = template.get("resources", {}).get("max", {}).get("memory")
+            if side.random() < 0.4:
+                template.setdefault("resources", {})["guaranteed"] = {
+                    "memory": side.choice([g for g in (10, 20) if top is None or g <= top]
+                                          or [top])}
             q["childtemplate"] = template
     return q
 

@@ -103,6 +103,35 @@ def _check_config(m: Monitor, rm_id: str, config: model.ConfigModel) -> None:
                          f"{qm.sort_policy}")
 
 
+def unconfigured_gone(m: Monitor, rv: RMView) -> None:
+    """A queue the configuration does not have (one a placement rule created, or one a
+    reload removed) exists only while an application the shim runs is in it or below it:
+    once empty it goes (004 'Configurations & Semantics'; YuniKorn removes empty dynamic
+    and draining queues). A partition the configuration removed is not judged: it goes as
+    a whole once empty."""
+    if rv.paused or rv.stopped:
+        return
+    held: dict[str, set[str]] = {}
+    for app in rv.apps.values():
+        if app.live and app.path:
+            held.setdefault(app.partition, set()).add(app.path)
+    for p in view.partitions(m.api):
+        if p.rm_id != rv.rm_id:
+            continue
+        part = rv.config.partition(p.name)
+        if part is None:
+            continue  # a removed partition's queues go with it, once it is empty
+        configured = part.queues
+        paths = held.get(p.name, set())
+        for path, queue in p.queues.items():
+            if queue.parent is None or path in configured:
+                continue
+            if not any(a == path or a.startswith(path + ".") for a in paths):
+                m.report(P.CONFIG_APPLIED, f"queue {p.name}/{path}",
+                         f"not configured ({queue.state}) and holding no application the "
+                         "shim runs, yet not removed")
+
+
 def queue_lookup(m: Monitor, rm_id: str, partition: str,
                  overlay: dict[str, bool]) -> Callable[[str], bool | None]:
     """Whether a queue path is a leaf in the core (``None``: no such queue), read through

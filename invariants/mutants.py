@@ -811,6 +811,39 @@ MUTANTS: tuple[Mutant, ...] = (
       "a paused RM's timers do not fire", Scheduler, "_fire_timers",
       'if rm is None or rm.state != "Running" or partition is None:',
       "if rm is None or partition is None:"),
+    # Queues a placement rule creates, and queues a reload removes (protocol.config_applied
+    # reads the shim's record of each creation, and what the configuration no longer has).
+    M("queues.created_leaf_no_template_guarantee", "queues",
+      "YuniKorn childtemplate (004 'Configurations & Semantics'): a leaf created below a "
+      "parent takes the template's guaranteed", queues, "create",
+      "            queue.guaranteed = dict(template.resources.guaranteed) or None\n", ""),
+    M("queues.created_leaf_no_template_maxapps", "queues",
+      "YuniKorn childtemplate: a leaf created below a parent takes the template's "
+      "maxapplications", queues, "create",
+      "            queue.max_applications = template.maxapplications\n", ""),
+    M("queues.created_leaf_no_inherited_properties", "queues",
+      "004 'Configurations & Semantics' (properties are inherited by child queues): a "
+      "created leaf takes its parent's properties, the sort policy among them",
+      queues, "create", "        queue.properties = dict(parent.properties)\n",
+      "        queue.properties = {}\n"),
+    M("queues.created_never_removed", "queues",
+      "YuniKorn: a queue a placement rule created is removed once it holds nothing",
+      queues, "cleanup", '(queue.state == "Draining" or not queue.managed)',
+      '(queue.state == "Draining")'),
+    M("queues.finished_application_kept_in_queue", "queues",
+      "003 'Operations to add/remove app' (3.2, remove app from scheduler): a finished "
+      "application leaves its queue, which may then go", apps, "finish",
+      "        app.queue.apps.pop(app.id, None)\n", "        pass\n"),
+    M("limits.kept_on_removed_queue", "limits",
+      "YuniKorn ugm: a reload clears the limits of a queue it no longer configures",
+      queues, "_drain_unconfigured",
+      "            queue.limits = None  # YuniKorn: a reload clears the limits it no longer sets\n",
+      "            pass\n"),
+    M("release.application_removal_unconfirmed", "releases",
+      "002 RemoveApplicationRequest / AllocationRelease: removing an application releases "
+      "its allocations, each confirmed back STOPPED_BY_RM", apps, "remove_application",
+      '        ledger.report_release(p, alloc, TT.STOPPED_BY_RM, "application removed by the '
+      'RM")\n', ""),
 )
 
 

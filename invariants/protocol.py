@@ -221,10 +221,14 @@ CONFIG_APPLIED = check(
     "protocol.config_applied",
     "After a registration or an accepted reload, every configured queue exists, is "
     "active, is a leaf or parent as configured, and has the configured max, guaranteed, "
-    "maxapplications and effective sort policy; a refused configuration changes nothing.",
+    "maxapplications and effective sort policy; a refused configuration changes nothing; "
+    "a queue a placement rule creates has what its parent's childtemplate and its "
+    "configured ancestors give it; a queue the configuration does not have is gone once "
+    "no application the shim runs is in or below it.",
     "004 'Configurations & Semantics'; 003 'Update and Remove partition'; "
-    "Scheduler.update_configuration()",
-    "A quota or policy the administrator set is not the one the core enforces.",
+    "Scheduler.update_configuration(); YuniKorn childtemplate and dynamic queues",
+    "A quota or policy the administrator set is not the one the core enforces, or a queue "
+    "outlives what it was made or kept for.",
 )
 NODES = check(
     "protocol.nodes",

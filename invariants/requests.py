@@ -16,7 +16,7 @@ from typing import Any
 
 from scheduler import si
 
-from . import limits, model
+from . import limits, model, view
 from . import protocol as P
 from . import quantities as qty
 from .calls import Call, Monitor
@@ -192,6 +192,9 @@ def accepted(m: Monitor, rv: RMView, call: Call, add: si.AddApplicationRequest,
             made[created] = model.created_record(part, created, i == len(placed.create) - 1,
                                                  made)
     core = m.core_partition(call.rm_id, add.partition_name)
+    if placed is not None and placed.create and core is not None:
+        _created_settings(m, core, rv.created.get(add.partition_name or "default", {}),
+                          placed.create)
     app = core.apps.get(app_id) if core is not None else None
     if placed is not None and (app is None or app.queue is None
                                or app.queue.path != placed.path):
@@ -199,6 +202,33 @@ def accepted(m: Monitor, rv: RMView, call: Call, add: si.AddApplicationRequest,
         m.report(P.ADMISSION, f"application {app_id}",
                  f"accepted into {where}, the checker's placement reading says "
                  f"{placed.path}")
+
+
+def _created_settings(m: Monitor, core: view.PartitionState,
+                      made: dict[str, model.Created], paths: tuple[str, ...]) -> None:
+    """The queues a placement rule just created have what the shim's record of their
+    creation says: a leaf its parent's childtemplate (max, guaranteed, maxapplications,
+    properties over those of its nearest configured ancestor), a parent nothing of its own."""
+    for path in paths:
+        q, record = core.queues.get(path), made.get(path)
+        if q is None or record is None:
+            continue
+        t = record.template
+        want_max, want_guaranteed = (t.max, t.guaranteed) if t is not None else (None, None)
+        policy = model.policy_of({**record.inherited, **(t.properties if t else {})})
+        problems = [f"{what} is {qty.show(have or {})}, its template gives "
+                    f"{qty.show(want or {})}"
+                    for what, have, want in (("max", q.max, want_max),
+                                             ("guaranteed", q.guaranteed, want_guaranteed))
+                    if not qty.same(have or {}, want or {})]
+        if q.max_applications != (t.max_applications if t is not None else 0):
+            problems.append(f"maxapplications is {q.max_applications}, its template gives "
+                            f"{t.max_applications if t is not None else 0}")
+        if q.is_leaf and q.sort_policy != policy:
+            problems.append(f"sort policy is {q.sort_policy}, its template and ancestors "
+                            f"give {policy}")
+        for problem in problems:
+            m.report(P.CONFIG_APPLIED, f"queue {core.name}/{path} (created)", problem)
 
 
 def begin_nodes(rv: RMView, call: Call, req: si.NodeRequest) -> None:

@@ -203,7 +203,7 @@ def test_a_scope_runs_on_another_configuration(tmp_path: Path) -> None:
     # The clock stops where the shim expects a timer, not only where the core set one.
     ("recovery.placeholder_timeout_default", "small", 5),
     # A childtemplate, required-node asks, the RM's predicates (pickled with the world).
-    ("queues.created_leaf_no_template_quota", "template", 3),
+    ("queues.created_leaf_no_template_quota", "template", 1),
     ("preemption.required_higher_priority", "required", 5),
     ("nodes.reserved_allocation_skips_predicates", "predicates", 3),
     ("routing.release_anywhere", "routing", 5),

@@ -165,27 +165,65 @@ def test_gang_in_created_queue_is_checked_against_ancestor_max() -> None:
     assert "root.capped.team" not in queues(api)
 
 
-def test_child_template_configures_created_leaves() -> None:
-    config = ("partitions:\n  - name: default\n    placementrules:\n      - name: tag\n"
-              "        value: namespace\n        create: true\n        parent:\n"
-              "          name: fixed\n          value: root.ns\n"
-              "    queues:\n      - name: root\n        submitacl: '*'\n        queues:\n"
-              "          - name: ns\n            parent: true\n            childtemplate:\n"
-              "              maxapplications: 1\n              resources:\n"
-              "                max: {memory: 30}\n")
-    api, shim, rec, _clock = make(config)
-    submit(api, "app-1", tags={"namespace": "dev"})
-    dev = next(q for q in api.state_dump()["partitions"][0]["queues"]
-               if q["path"] == "root.ns.dev")
-    assert dev["max"] == {"memory": 30} and not dev["parent"]
+NS_CONFIG = ("partitions:\n  - name: default\n    placementrules:\n      - name: tag\n"
+             "        value: namespace\n        create: true\n        parent:\n"
+             "          name: fixed\n          value: root.ns\n"
+             "    queues:\n      - name: root\n        submitacl: '*'\n        queues:\n"
+             "          - name: ns\n            parent: true\n")
+"""Leaves created below ``root.ns`` by the namespace tag (append ``ns``'s settings)."""
+
+
+def _node_and_asks(api: Scheduler, repeats: dict[str, int]) -> int:
+    """A node of 100 memory, one ask of 10 per application (``repeats`` of it), a cycle."""
     api.update_node(si.NodeRequest(rm_id=RM, nodes=[si.NodeInfo(
         node_id="n1", action=si.NodeAction.CREATE,
         schedulable_resource=si.Resource.of(memory=100, vcore=10))]))
     api.update_allocation(si.AllocationRequest(rm_id=RM, asks=[si.AllocationAsk(
-        allocation_key="k", application_id="app-1", max_allocations=5,
-        resource_ask=si.Resource.of(memory=10, vcore=1))]))
-    assert api.schedule() == 3, "the template's max caps the created queue"
+        allocation_key="k", application_id=app_id, max_allocations=n,
+        resource_ask=si.Resource.of(memory=10, vcore=1)) for app_id, n in repeats.items()]))
+    return api.schedule()
+
+
+def test_child_template_configures_created_leaves() -> None:
+    api, shim, rec, _clock = make(NS_CONFIG + (
+        "            childtemplate:\n              maxapplications: 1\n"
+        "              resources:\n                max: {memory: 30}\n"))
+    submit(api, "app-1", tags={"namespace": "dev"})
+    dev = dumped(api, "root.ns.dev")
+    assert dev["max"] == {"memory": 30} and not dev["parent"]
+    assert _node_and_asks(api, {"app-1": 5}) == 3, "the template's max caps the created queue"
     assert shim.accepted_apps == ["app-1"]
+    assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+def test_a_created_leaf_takes_its_templates_guarantee_and_maxapplications() -> None:
+    """The template's guaranteed and maxapplications reach the leaf, and the parent's
+    properties are inherited under the template's own: the second application waits."""
+    api, shim, rec, _clock = make(NS_CONFIG + (
+        "            properties:\n              application.sort.policy: stateaware\n"
+        "            childtemplate:\n              maxapplications: 1\n"
+        "              resources:\n                guaranteed: {memory: 20}\n"))
+    submit(api, "app-1", tags={"namespace": "dev"})
+    submit(api, "app-2", tags={"namespace": "dev"})
+    dev = dumped(api, "root.ns.dev")
+    assert dev["guaranteed"] == {"memory": 20} and dev["sort_policy"] == "stateaware"
+    assert _node_and_asks(api, {"app-1": 1, "app-2": 1}) == 1
+    assert [a.application_id for a in shim.allocations] == ["app-1"]
+    assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+def test_a_created_queue_goes_when_its_last_application_completes() -> None:
+    api, shim, rec, clock = make("")
+    submit(api, "app-1", tags={"namespace": "team-x"})
+    assert _node_and_asks(api, {"app-1": 1}) == 1
+    api.update_allocation(si.AllocationRequest(rm_id=RM, releases=si.AllocationReleasesRequest(
+        allocations_to_release=[si.AllocationRelease(
+            application_id="app-1", uuid=shim.allocations[0].uuid,
+            termination_type=si.TerminationType.STOPPED_BY_RM)])))
+    clock.advance(31)
+    api.schedule()
+    assert [u.state for u in shim.app_updates][-1] == "Completed"
+    assert "root.team-x" not in queues(api)
     assert check_all(CheckContext(api, recorder=rec)) == []
 
 

@@ -137,16 +137,20 @@ partitions:
           - name: org
             parent: true
             childtemplate:
+              maxapplications: 1
               resources:
                 max: {memory: 10}
+                guaranteed: {memory: 10}
               properties:
                 priority.offset: "5"
+                application.sort.policy: stateaware
             queues:
               - name: dept
                 parent: true
 """
 """The ``template`` scope's configuration: a parent ``org`` whose childtemplate holds every
-leaf created below it to 10 memory and offsets its priority by 5; ``provided`` creates
+leaf created below it to 10 memory (its guarantee too), one running application and the
+stateaware policy, and offsets its priority by 5; ``provided`` creates
 ``root.org.new`` (a leaf of ``org``) and ``root.org.dept.new`` (below ``dept``, a configured
 parent without a template of its own, which takes ``org``'s); an application with no queue
 goes to the user's leaf below ``root.org.made``, a parent the rule creates and which inherits
