@@ -209,12 +209,17 @@ def stray_recovery(g: Gen) -> Iterator[Step]:
     rv = g.rv
     if rv is None:
         return
-    kind = g.rng.choice(("other_node", "unknown_app", "ended_app"))
+    # An ended application is a Completed or Failed one the core still holds (its
+    # retention; a Rejected submission never had a queue, so it says less): rare, so it is
+    # chosen more often while there is one.
+    ended = sorted(a for a, v in rv.apps.items() if v.state in ("Completed", "Failed"))
+    kind = g.rng.choices(("other_node", "unknown_app", "ended_app"),
+                         (1, 1, 4 if ended else 1))[0]
     if kind == "unknown_app":
         app_id: str | None = "ghost-app"
         partition = "default"
     else:
-        pool = rv.live_apps() if kind == "other_node" else sorted(
+        pool = rv.live_apps() if kind == "other_node" else ended or sorted(
             a for a, v in rv.apps.items() if not v.live)
         app_id = g.pick(pool)
         partition = rv.apps[app_id].partition if app_id is not None else "default"
