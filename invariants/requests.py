@@ -497,7 +497,7 @@ def _not_above(old: AskView | None, ask: si.AllocationAsk) -> bool:
     """An update whose ``maxAllocations`` does not exceed the repeats already allocated
     (``docs/design-notes.md`` "Ask updates": rejected, the old ask kept). Only where the
     core can not take it for an unchanged re-send: the old ask still had repeats pending,
-    or a field the core compares differs for certain (the shim does not keep every tag)."""
+    or a field the core compares differs."""
     if old is None or old.recovered or ask.max_allocations > old.allocated:
         return False
     return old.pending > 0 or (
@@ -506,7 +506,8 @@ def _not_above(old: AskView | None, ask: si.AllocationAsk) -> bool:
         or old.placeholder != (ask.placeholder and bool(ask.task_group_name))
         or old.task_group != ask.task_group_name
         or old.timeout_ms != ask.execution_timeout_milli_seconds
-        or old.priority != ask.priority
+        or old.priority != ask.priority or old.tags != dict(ask.tags)
+        or old.originator != ask.originator
         or (old.may_preempt, old.may_be_victim) != _policy(ask.preemption_policy))
 
 
