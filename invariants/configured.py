@@ -10,7 +10,7 @@ admission reading uses is here too: it reads the queues a configuration made.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from scheduler import si
 from scheduler.errors import ConfigError, UnknownResourceManager
@@ -87,20 +87,41 @@ def _check_config(m: Monitor, rm_id: str, config: model.ConfigModel) -> None:
                 m.report(P.CONFIG_APPLIED, subject,
                          f"configured as {'leaf' if qm.leaf else 'parent'}, is "
                          f"{'leaf' if q.is_leaf else 'parent'}")
-            for what, have, want in (("max", q.max, qm.max),
-                                     ("guaranteed", q.guaranteed, qm.guaranteed)):
-                if not qty.same(have or {}, want or {}):
-                    m.report(P.CONFIG_APPLIED, subject,
-                             f"{what} is {qty.show(have or {})}, configured "
-                             f"{qty.show(want or {})}")
-            if q.max_applications != qm.max_applications:
-                m.report(P.CONFIG_APPLIED, subject,
-                         f"maxapplications is {q.max_applications}, configured "
-                         f"{qm.max_applications}")
-            if q.is_leaf and q.sort_policy != qm.sort_policy:
-                m.report(P.CONFIG_APPLIED, subject,
-                         f"sort policy is {q.sort_policy}, configured "
-                         f"{qm.sort_policy}")
+            for problem in _differences(q, qm.max, qm.guaranteed, qm.max_applications,
+                                        qm.sort_policy, "configured"):
+                m.report(P.CONFIG_APPLIED, subject, problem)
+
+
+def _differences(q: view.Queue, max_: Mapping[str, int] | None,
+                 guaranteed: Mapping[str, int] | None, max_applications: int, policy: str,
+                 source: str) -> list[str]:
+    """How the core's queue differs from the settings ``source`` gives it (the sort policy
+    of a leaf only)."""
+    problems = [f"{what} is {qty.show(have or {})}, {source} {qty.show(want or {})}"
+                for what, have, want in (("max", q.max, max_),
+                                         ("guaranteed", q.guaranteed, guaranteed))
+                if not qty.same(have or {}, want or {})]
+    if q.max_applications != max_applications:
+        problems.append(f"maxapplications is {q.max_applications}, {source} {max_applications}")
+    if q.is_leaf and q.sort_policy != policy:
+        problems.append(f"sort policy is {q.sort_policy}, {source} {policy}")
+    return problems
+
+
+def created_settings(m: Monitor, core: view.PartitionState,
+                     made: Mapping[str, model.Created], paths: tuple[str, ...]) -> None:
+    """The queues a placement rule just created have what the shim's record of their
+    creation says: a leaf its parent's childtemplate (max, guaranteed, maxapplications,
+    properties over those of its nearest configured ancestor), a parent nothing of its own."""
+    for path in paths:
+        q, record = core.queues.get(path), made.get(path)
+        if q is None or record is None:
+            continue
+        t = record.template
+        policy = model.policy_of({**record.inherited, **(t.properties if t else {})})
+        given = (t.max, t.guaranteed, t.max_applications) if t is not None else (None, None, 0)
+        for problem in _differences(q, *given, policy, "its template gives"):
+            m.report(P.CONFIG_APPLIED, f"queue {core.name}/{path} (created)", problem)
 
 
 def unconfigured_gone(m: Monitor, rv: RMView) -> None:

@@ -16,11 +16,11 @@ from typing import Any
 
 from scheduler import si
 
-from . import limits, model, view
+from . import limits, model
 from . import protocol as P
 from . import quantities as qty
 from .calls import Call, Monitor
-from .configured import queue_lookup
+from .configured import created_settings, queue_lookup
 from .shim import REQUIRED_NODE, AllocView, AppView, AskView, Kept, NodeView, RMView
 
 TT = si.TerminationType
@@ -193,8 +193,8 @@ def accepted(m: Monitor, rv: RMView, call: Call, add: si.AddApplicationRequest,
                                                  made)
     core = m.core_partition(call.rm_id, add.partition_name)
     if placed is not None and placed.create and core is not None:
-        _created_settings(m, core, rv.created.get(add.partition_name or "default", {}),
-                          placed.create)
+        created_settings(m, core, rv.created.get(add.partition_name or "default", {}),
+                         placed.create)
     app = core.apps.get(app_id) if core is not None else None
     if placed is not None and (app is None or app.queue is None
                                or app.queue.path != placed.path):
@@ -202,33 +202,6 @@ def accepted(m: Monitor, rv: RMView, call: Call, add: si.AddApplicationRequest,
         m.report(P.ADMISSION, f"application {app_id}",
                  f"accepted into {where}, the checker's placement reading says "
                  f"{placed.path}")
-
-
-def _created_settings(m: Monitor, core: view.PartitionState,
-                      made: dict[str, model.Created], paths: tuple[str, ...]) -> None:
-    """The queues a placement rule just created have what the shim's record of their
-    creation says: a leaf its parent's childtemplate (max, guaranteed, maxapplications,
-    properties over those of its nearest configured ancestor), a parent nothing of its own."""
-    for path in paths:
-        q, record = core.queues.get(path), made.get(path)
-        if q is None or record is None:
-            continue
-        t = record.template
-        want_max, want_guaranteed = (t.max, t.guaranteed) if t is not None else (None, None)
-        policy = model.policy_of({**record.inherited, **(t.properties if t else {})})
-        problems = [f"{what} is {qty.show(have or {})}, its template gives "
-                    f"{qty.show(want or {})}"
-                    for what, have, want in (("max", q.max, want_max),
-                                             ("guaranteed", q.guaranteed, want_guaranteed))
-                    if not qty.same(have or {}, want or {})]
-        if q.max_applications != (t.max_applications if t is not None else 0):
-            problems.append(f"maxapplications is {q.max_applications}, its template gives "
-                            f"{t.max_applications if t is not None else 0}")
-        if q.is_leaf and q.sort_policy != policy:
-            problems.append(f"sort policy is {q.sort_policy}, its template and ancestors "
-                            f"give {policy}")
-        for problem in problems:
-            m.report(P.CONFIG_APPLIED, f"queue {core.name}/{path} (created)", problem)
 
 
 def begin_nodes(rv: RMView, call: Call, req: si.NodeRequest) -> None:
@@ -481,16 +454,24 @@ def _pending_overflows(rv: RMView, partition: str, ask: si.AllocationAsk,
     return any(v > qty.INT64_MAX for v in wanted.values())
 
 
-def _resent(old: AskView, ask: si.AllocationAsk) -> bool:
-    """The shim sends again, unchanged, an ask it already holds (an informer resync)."""
-    return (not old.recovered and qty.same(old.resource, ask.resource_ask.as_dict())
+def _same_ask(old: AskView, ask: si.AllocationAsk) -> bool:
+    """Every field the core compares to tell a re-send from an update is as the shim last
+    sent it."""
+    return (qty.same(old.resource, ask.resource_ask.as_dict())
             and old.max_allocations == ask.max_allocations
             and old.placeholder == (ask.placeholder and bool(ask.task_group_name))
             and old.task_group == ask.task_group_name
             and old.timeout_ms == ask.execution_timeout_milli_seconds
-            and old.priority == ask.priority and not ask.tags and not ask.originator
-            and not old.required_node and not old.originator
+            and old.priority == ask.priority and old.tags == dict(ask.tags)
+            and old.originator == ask.originator
             and (old.may_preempt, old.may_be_victim) == _policy(ask.preemption_policy))
+
+
+def _resent(old: AskView, ask: si.AllocationAsk) -> bool:
+    """The shim sends again, unchanged, an ask it already holds (an informer resync; only
+    a plain pod: no tags, not an originator)."""
+    return (not old.recovered and not ask.tags and not ask.originator
+            and _same_ask(old, ask))
 
 
 def _not_above(old: AskView | None, ask: si.AllocationAsk) -> bool:
@@ -500,15 +481,7 @@ def _not_above(old: AskView | None, ask: si.AllocationAsk) -> bool:
     or a field the core compares differs."""
     if old is None or old.recovered or ask.max_allocations > old.allocated:
         return False
-    return old.pending > 0 or (
-        not qty.same(old.resource, ask.resource_ask.as_dict())
-        or old.max_allocations != ask.max_allocations
-        or old.placeholder != (ask.placeholder and bool(ask.task_group_name))
-        or old.task_group != ask.task_group_name
-        or old.timeout_ms != ask.execution_timeout_milli_seconds
-        or old.priority != ask.priority or old.tags != dict(ask.tags)
-        or old.originator != ask.originator
-        or (old.may_preempt, old.may_be_victim) != _policy(ask.preemption_policy))
+    return old.pending > 0 or not _same_ask(old, ask)
 
 
 def _policy(policy: si.PreemptionPolicy | None) -> tuple[bool, bool]:
