@@ -317,6 +317,13 @@ def _queue_removed(rec: StepRecord) -> bool:
     return any(hasattr(o, "path") for o in rec.moved("object", "Draining", "Stopped"))
 
 
+@goal("queue.parent_removed_by_reload", "A reload removed a parent queue: it and the "
+      "configured queues below it drained.")
+def _parent_removed(rec: StepRecord) -> bool:
+    return any(hasattr(o, "path") and not o.is_leaf
+               for o in rec.moved("object", "Active", "Draining"))
+
+
 @goal("queue.created_by_placement", "A placement rule created the queue it placed an "
       "application in.")
 def _queue_created(rec: StepRecord) -> bool:

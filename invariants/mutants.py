@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import FunctionType, ModuleType
 from typing import Any
 
-from scheduler import Scheduler, context, outbox, placement, policies, priority, ugm
+from scheduler import Scheduler, context, outbox, placement, policies, priority, resources, ugm
 from scheduler.partition import (
     allocate,
     apps,
@@ -844,6 +844,66 @@ MUTANTS: tuple[Mutant, ...] = (
       "its allocations, each confirmed back STOPPED_BY_RM", apps, "remove_application",
       '        ledger.report_release(p, alloc, TT.STOPPED_BY_RM, "application removed by the '
       'RM")\n', ""),
+    M("nodes.missing_type_unlimited", "node actions",
+      "002 NodeInfo.schedulableResource: a type the node does not list is not there (zero), "
+      "not unlimited", resources, "fits",
+      "if v > room.get(k, 0):", "if k in room and v > room[k]:"),
+    M("quota.exact_fill_refused", "quota",
+      "004 max-capacity: usage may reach the max; an ask that fills it exactly fits",
+      resources, "fits_with", "used.get(k, 0) + v > limit[k]", "used.get(k, 0) + v >= limit[k]"),
+    M("sorting.unguaranteed_usage_weightless", "sorting",
+      "YuniKorn fair sorting: usage of a type without a guarantee weighs in full, not as "
+      "nothing", resources, "shares", "out.append(float(v))", "out.append(0.0)"),
+    M("scheduling.failed_size_memo_inverted", "scheduling",
+      "004 'skip requests that can not be satisfied and find the next': only an ask at least "
+      "as large as one that found no node is skipped", resources.ShapeMemo, "covers",
+      "if fits(shape, r):", "if fits(r, shape):"),
+    M("reservations.reserved_past_occupied", "reservations",
+      "004 reservations with 002 occupiedResource: a node is reserved only for an ask that "
+      "could ever fit beside what the RM occupies there", allocate, "reserve_or_fail",
+      "res.fits(ask.resource, res.sub(node.capacity, node.occupied))",
+      "res.fits(ask.resource, node.capacity)"),
+    M("gang.parked_ask_placed_again", "gang",
+      "001 step 2: a real ask waiting for its placeholder's release is not placed again "
+      "meanwhile", cycle, "try_leaf",
+      "if ask.parked_on or (app.id, ask.key) in failed:", "if (app.id, ask.key) in failed:"),
+    M("quota.reserved_path_past_max", "quota",
+      "004 max-capacity with 004 reservations: an ask placed on its reserved node still "
+      "stays within every max of its path", cycle, "allocate_reserved",
+      "and eligibility.headroom(app, ask) and allocate.predicates(p, ask, node, True)):",
+      "and allocate.predicates(p, ask, node, True)):"),
+    M("quota.maxapplications_leaf_only", "quota",
+      "YuniKorn maxapplications: a parent's maxapplications counts every application below it",
+      eligibility, "can_start", "for q in app.queue.ancestry()", "for q in (app.queue,)"),
+    M("accounting.parent_pending_kept", "quota",
+      "003 'Queue' (pending resources on every level): an allocated repeat leaves the pending "
+      "of every queue on the path", ledger, "consume_repeat",
+      "for q in app.queue.ancestry() if app.queue else ():",
+      "for q in (app.queue,) if app.queue else ():"),
+    M("nodes.duplicate_registration_accepted", "node actions",
+      "002 NodeInfo / RejectedNode: a node id the partition already has is rejected with "
+      "a reason", nodes, "add_node", "elif info.node_id in p.nodes:", "elif False:"),
+    M("nodes.update_keeps_order", "node actions",
+      "004 node sorting: a node whose capacity or occupied resource the RM changed takes its "
+      "new place in the order", nodes, "update_node",
+      "        p.nodes_changed()\n        p.node_order.update(node)\n",
+      "        p.nodes_changed()\n"),
+    M("lifecycle.decommission_leaves_application", "lifecycle",
+      "001 'Application completion': an application whose last allocations went with a "
+      "decommissioned node starts waiting like any other", nodes, "remove_node",
+      "    for app in touched:\n        apps.after_release(p, app)",
+      "    for app in touched:\n        pass"),
+    M("quota.removed_application_still_running", "quota",
+      "YuniKorn maxapplications: an application the RM removed no longer counts as running",
+      apps, "remove_application", "    ledger.update_running_count(p, app)\n", ""),
+    M("queues.draining_parent_accepts_apps", "queues",
+      "003 'Update and Remove partition' (removed queues drain): no new application below a "
+      "draining queue, in a leaf a placement rule created there either", apps,
+      "check_submission", "    for q in queue.ancestry():\n        if q.state",
+      "    for q in (queue,):\n        if q.state"),
+    M("queues.created_kept_after_app_removal", "queues",
+      "YuniKorn: a queue a placement rule created goes once the RM removes its last "
+      "application", apps, "remove_application", "    queues.cleanup(p)\n", ""),
 )
 
 

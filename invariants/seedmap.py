@@ -227,7 +227,7 @@ MAP: tuple[Entry, ...] = (
     E(C, "Update and Remove partition", "Partitions and queues removed from the "
       "configuration drain, then are removed once empty.",
       ("lifecycle.legal", "protocol.config_applied", "partition.removed_by_reload",
-       "queue.removed_by_reload")),
+       "queue.removed_by_reload", "queue.parent_removed_by_reload")),
     E(C, "Allocations", "Allocation and accounting change in one step: no in-flight "
       "allocation, nothing counted twice or lost.",
       ("accounting.application", "accounting.queue", "accounting.node",

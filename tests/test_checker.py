@@ -367,6 +367,62 @@ def test_goal_a_later_placement_rule(user: str, queue: str, goal: int) -> None:
     assert coverage.goals["placement.later_rule"] == goal
 
 
+_DRAIN_CONFIG = """partitions:
+  - name: default
+    placementrules:
+      - name: user
+        create: true
+        parent: {name: fixed, value: root.org}
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: other
+%s"""
+_ORG = """          - name: org
+            queues:
+              - name: team
+"""
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_a_created_leaf_below_a_draining_parent_takes_no_new_application(broken: bool) -> None:
+    """A reload removes ``root.org``: it and ``root.org.team`` drain, the leaf the user rule
+    created there stays active while its application runs, and a second submission that
+    would land in it is refused (``protocol.admission``); the broken core
+    ``queues.draining_parent_accepts_apps`` takes it and is caught."""
+    from invariants.mutants import applied, by_name
+
+    coverage = Coverage()
+    world = World(coverage=coverage)
+
+    def submit(app_id: str) -> Step:
+        return Step("update_application", si.ApplicationRequest(rm_id="rm", new=[
+            si.AddApplicationRequest(application_id=app_id, queue_name="root.org",
+                                     partition_name="default",
+                                     ugi=si.UserGroupInformation(user="u"))]))
+
+    def config(text: str) -> si.UpdateConfigurationRequest:
+        return si.UpdateConfigurationRequest(rm_id="rm", policy_group="q", config=text)
+
+    for step in (Step("register_resource_manager", si.RegisterResourceManagerRequest(
+            rm_id="rm", policy_group="q", config=_DRAIN_CONFIG % _ORG)), submit("a1"),
+            Step("update_configuration", config(_DRAIN_CONFIG % ""))):
+        assert world.run(step) == []
+    assert world.shim.rms["rm"].apps["a1"].path == "root.org.u"
+    assert coverage.goals["queue.parent_removed_by_reload"] == 1
+    if not broken:
+        assert world.run(submit("a2")) == []
+        rejected = [r for kind, msg in world.shim.observed if kind == "update_application"
+                    for r in msg.rejected]
+        assert [(r.application_id, r.reason) for r in rejected] == [
+            ("a2", "queue root.org is draining")]
+        return
+    with applied(by_name("queues.draining_parent_accepts_apps")):
+        problems = world.run(submit("a2"))
+    assert [v.invariant for v in problems] == ["protocol.admission"]
+
+
 def _registration_repeating(uuid_on_second: str) -> Step:
     """Two nodes registered in one request; the second recovers ``uuid_on_second``."""
     def alloc(uuid: str, node: str) -> si.Allocation:

@@ -342,6 +342,35 @@ def test_reservation_moves_on_when_a_free_node_appears() -> None:
 # -------------------------------------------------------------- predicates
 
 
+def test_a_reservation_given_up_mid_cycle_frees_its_node_in_that_cycle() -> None:
+    """An ask that found every node taken fails for this cycle; when a reservation ends
+    in the same cycle (its ask went to another node), the node is open again and the
+    failed ask is tried once more before the cycle ends (004 "Implementation": skip what
+    can not be satisfied *now*)."""
+    env = Env()
+    env.add_node("node-1", 10, vcore=10)
+    env.add_app("app-0")
+    env.ask("app-0", "x", 6, vcore=1)
+    assert env.schedule() == 1
+    env.add_node("node-2", 10, vcore=5)
+    env.ask("app-0", "y2", 2, vcore=4)
+    env.ask("app-0", "y1", 8, vcore=1)
+    assert env.schedule() == 2
+    y1 = next(a.uuid for a in env.allocs_by("app-0") if a.allocation_key == "y1")
+    assert next(a.node_id for a in env.allocs_by("app-0") if a.allocation_key == "y1") == \
+        "node-2"
+    env.add_app("app-b")
+    env.add_app("app-c")
+    env.ask("app-c", "a", 8, vcore=1)          # fits no node's room: reserves node-1
+    assert env.schedule() == 0
+    assert env.node("node-1")["reserved"] == [{"application_id": "app-c", "allocation_key": "a"}]
+    env.release("app-0", y1)                   # node-2 has {memory 8, vcore 1} again
+    env.ask("app-b", "b", 1, vcore=9)          # fits node-1 only, reserved for "a"
+    assert env.schedule() == 2                 # "a" on node-2, then "b" on node-1
+    assert {a.allocation_key: a.node_id for a in env.shim.allocations
+            if a.application_id in ("app-b", "app-c")} == {"a": "node-2", "b": "node-1"}
+
+
 def test_node_failing_predicates_is_never_used() -> None:
     seen: list[si.PredicatesArgs] = []
 

@@ -112,6 +112,17 @@ BEYOND_SCOPES: dict[str, str] = {
         "no scope completes an application in a created queue (the template scope does not "
         "move the clock)",
     "limits.kept_on_removed_queue": "no scope's reload removes a queue that has limits",
+    "sorting.unguaranteed_usage_weightless":
+        "no scope's fair order is decided by usage of a type its base does not guarantee",
+    "scheduling.failed_size_memo_inverted":
+        "no scope has, within one cycle, an ask that finds no node before a smaller one "
+        "that would fit",
+    "reservations.reserved_past_occupied": "no scope's node has an occupied resource",
+    "quota.maxapplications_leaf_only": "no scope sets maxapplications on a parent queue",
+    "nodes.duplicate_registration_accepted": "no scope registers a known node id again",
+    "nodes.update_keeps_order":
+        "no scope changes a node's capacity or occupied resource (an UPDATE)",
+    "queues.draining_parent_accepts_apps": "no scope reloads the configuration",
 }
 """Broken cores whose bug needs something no scope's alphabet has, and why: the random
 checker's self-test finds them (``docs/checker.md``); here a miss is reported, not failed."""

@@ -178,9 +178,14 @@ class Gen:
     """The preemption story's directed endings (added after the side stream's figures): a
     stream of their own, so the side stream's draws stay as they were."""
 
+    reshape: random.Random = field(init=False)
+    """Whether a reshaping reload removes a parent, and which (added after the other
+    streams' figures): a stream of its own, so theirs stay as they were."""
+
     def __post_init__(self) -> None:
         self.side = random.Random(f"side-{self.scenario.seed}")
         self.ending = random.Random(f"ending-{self.scenario.seed}")
+        self.reshape = random.Random(f"reshape-{self.scenario.seed}")
 
     # -- helpers ---------------------------------------------------------------
     @property

@@ -142,11 +142,23 @@ def update_config(g: Gen) -> Iterator[Step]:
         g.factor = before
 
 
+PARENT_REMOVED = 0.2
+"""How often a reshaping reload removes (or brings back) a parent queue rather than a leaf."""
+ABOVE_CREATED_REMOVED = 0.6
+"""How often it removes a parent above a queue a placement rule created, when there is one
+(then submits again what placed an application there)."""
+
+
 @rule(1)
 def reshape_config(g: Gen) -> Iterator[Step]:
-    """A reload that removes a leaf or a partition (it drains) or configures it again."""
+    """A reload that removes a leaf, a parent with everything below it, or a partition (they
+    drain) or configures it again.
+
+    A parent is drawn from a stream of its own (the case's draws stay as they were): below
+    it may be leaves a placement rule created, which stay active under a draining parent
+    and must still refuse new applications, and limits the reload clears."""
     config = model.read(g.scenario.shape.text)
-    candidates = []
+    candidates, parents = [], []
     for name, pm in config.partitions.items():
         prefix = "" if name == "default" else name + ":"
         for path in pm.leaves():
@@ -154,9 +166,22 @@ def reshape_config(g: Gen) -> Iterator[Step]:
             siblings = [p for p in pm.queues if p.rsplit(".", 1)[0] == parent and p != parent]
             if len(siblings) > 1:
                 candidates.append(prefix + path)
+        for path in pm.queues:
+            parent = path.rsplit(".", 1)[0]
+            if "." in path and path not in pm.leaves() and sum(
+                    1 for p in pm.queues if "." in p and p.rsplit(".", 1)[0] == parent) > 1:
+                parents.append(prefix + path)
         if name != "default":
             candidates.append(name)
     target = g.pick(sorted(candidates))
+    made = [f"{'' if name == 'default' else name + ':'}{path}"
+            for name, queues in (g.rv.created.items() if g.rv is not None else ())
+            for path in queues]
+    above = [p for p in parents if any(m.startswith(p + ".") for m in made)]
+    if above and g.reshape.random() < ABOVE_CREATED_REMOVED:
+        target = g.reshape.choice(sorted(above))
+    elif parents and g.reshape.random() < PARENT_REMOVED:
+        target = g.reshape.choice(sorted(parents))
     if target is None:
         return
     g.removed ^= {target}
@@ -164,6 +189,18 @@ def reshape_config(g: Gen) -> Iterator[Step]:
     yield step
     if not _took(g, step):
         g.removed ^= {target}
+    elif target in g.removed and target in parents and g.rv is not None:
+        # The submission that placed an application in a created queue below it, again:
+        # the created queue is still active, its parent drains.
+        partition, _, path = target.rpartition(":")
+        below = [v for _, v in sorted(g.rv.apps.items())
+                 if v.path.startswith(path + ".") and (v.partition == (partition or "default"))
+                 and v.state not in ("Completed", "Failed", "Rejected")]
+        if below:
+            again = g.reshape.choice(below).submitted.get().model_copy(
+                update={"application_id": g.new_id("app-")})
+            yield g.request("update_application", si.ApplicationRequest(
+                rm_id=g.rm_id, new=[again]))
     elif target in g.removed and target in config.partitions and g.next_id % 2 == 0:
         # A node that still names the removed partition (it drains, or is gone); drawn off
         # the id counter, so the rule's random stream stays what it was.
