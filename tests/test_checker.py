@@ -7,6 +7,7 @@ long runs and their figures are in ``docs/checker.md``.
 from __future__ import annotations
 
 import json
+import random
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from invariants import runner
 from invariants.coverage import GOALS, Coverage, declared_edges
 from invariants.mutants import applied, by_name
 from invariants.registry import REGISTRY, Invariant, Violation
+from invariants.rules import Gen, Scenario, register, work
 from invariants.view import partitions
 from invariants.world import World
 from scheduler import ManualClock, Scheduler, si
@@ -391,8 +393,6 @@ def test_a_created_leaf_below_a_draining_parent_takes_no_new_application(broken:
     created there stays active while its application runs, and a second submission that
     would land in it is refused (``protocol.admission``); the broken core
     ``queues.draining_parent_accepts_apps`` takes it and is caught."""
-    from invariants.mutants import applied, by_name
-
     coverage = Coverage()
     world = World(coverage=coverage)
 
@@ -459,3 +459,39 @@ def test_a_uuid_recovered_twice_is_refused_and_a_core_that_takes_it_is_caught() 
         assert world.run(_app("a1", "root.open")) == []
         found = world.run(_registration_repeating("u-1"))
     assert "protocol.expected_rejection" in {v.invariant for v in found}
+
+
+_FAIR_AND_FIFO = """partitions:
+  - name: default
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: f
+            properties: {application.sort.policy: fair}
+          - name: o
+"""
+
+
+def test_a_rival_is_another_live_application_of_the_same_fair_leaf_running_first() -> None:
+    """``add_ask``'s rival (``invariants/rules/work.py``): only in a fair leaf, never the
+    asking application itself, and one that already runs when there is one (its usage is
+    what a stale order would get wrong)."""
+    world = World(1_000.0)
+    gen = Gen(world, Scenario.draw(1, _FAIR_AND_FIFO), random.Random(1))
+    for step in register(gen):
+        assert world.run(step) == []
+    for app_id, leaf in (("a1", "root.f"), ("a2", "root.f"), ("a3", "root.f"), ("o1", "root.o"),
+                         ("o2", "root.o")):
+        assert world.run(work._submit_to(gen, app_id, leaf, "default",
+                                         si.UserGroupInformation(user="u"))) == []
+    assert work._fair_rival(gen, "o1") is None
+    assert work._fair_rival(gen, "a1") in ("a2", "a3")
+    for step in (Step("update_node", si.NodeRequest(rm_id=gen.rm_id, nodes=[si.NodeInfo(
+            node_id="n1", action=si.NodeAction.CREATE,
+            schedulable_resource=si.Resource.of(memory=100, vcore=10_000))])),
+            work._send(gen, work._ask(gen, "a3", "k", 10)), Step.schedule()):
+        assert world.run(step) == []
+    assert world.shim.rm(gen.rm_id).apps["a3"].state == "Running"
+    assert {work._fair_rival(gen, "a1") for _ in range(20)} == {"a3"}
+    assert {work._fair_rival(gen, "a3") for _ in range(20)} == {"a1", "a2"}

@@ -122,7 +122,7 @@ BEYOND_SCOPES: dict[str, str] = {
     "nodes.duplicate_registration_accepted": "no scope registers a known node id again",
     "nodes.update_keeps_order":
         "no scope changes a node's capacity or occupied resource (an UPDATE)",
-    "queues.draining_parent_accepts_apps": "no scope reloads the configuration",
+    "queues.draining_parent_accepts_apps": "no scope's reload removes a queue",
 }
 """Broken cores whose bug needs something no scope's alphabet has, and why: the random
 checker's self-test finds them (``docs/checker.md``); here a miss is reported, not failed."""

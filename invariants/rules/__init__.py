@@ -182,10 +182,14 @@ class Gen:
     """Whether a reshaping reload removes a parent, and which (added after the other
     streams' figures): a stream of its own, so theirs stay as they were."""
 
+    rival: random.Random = field(init=False)
+    """Whether an ask is followed by a rival's in the same fair leaf, and its repeats."""
+
     def __post_init__(self) -> None:
         self.side = random.Random(f"side-{self.scenario.seed}")
         self.ending = random.Random(f"ending-{self.scenario.seed}")
         self.reshape = random.Random(f"reshape-{self.scenario.seed}")
+        self.rival = random.Random(f"rival-{self.scenario.seed}")
 
     # -- helpers ---------------------------------------------------------------
     @property

@@ -149,11 +149,42 @@ def add_ask(g: Gen) -> Iterator[Step]:
         return
     keys = sorted(k for a, k in rv.asks if a == app_id)
     key = g.pick(keys) if keys and g.rng.random() < 0.2 else g.new_id("ask-")
+    size = g.rng.choice((5, 10, 30, 50))
+    repeats = g.rng.randint(1, 3)
+    priority = g.rng.choice((0, 0, 5, 10, -5))
     yield _send(g, _ask(
-        g, app_id, key, g.rng.choice((5, 10, 30, 50)), g.rng.randint(1, 3),
-        priority=g.rng.choice((0, 0, 5, 10, -5)),
+        g, app_id, key, size, repeats, priority=priority,
         execution_timeout_milli_seconds=g.pick(list(g.scenario.ask_timeouts)),
         **_preemption_fields(g)))
+    # Sometimes (a stream of its own: the case's draws stay as they were) a rival in the same
+    # fair leaf asks for as much at once, so that one cycle places both applications' repeats
+    # in turns and each allocation's usage must move its application in the leaf's order.
+    rival = _fair_rival(g, app_id) if g.rival.random() < RIVAL_ASKS else None
+    if rival is not None:
+        yield _send(g, _ask(g, rival, g.new_id("ask-"), size, g.rival.randint(2, 3),
+                            priority=priority))
+
+
+RIVAL_ASKS = 0.3
+"""How often ``add_ask`` is followed by a rival's ask in the same fair leaf."""
+
+
+def _fair_rival(g: Gen, app_id: str) -> str | None:
+    """Another live application in ``app_id``'s leaf, when the configuration sorts that leaf
+    fair, preferring one that already runs."""
+    rv = g.rv
+    if rv is None:
+        return None
+    mine = rv.apps[app_id]
+    pm = rv.config.partition(mine.partition)
+    leaf = pm.queues.get(mine.path) if pm is not None else None
+    if leaf is None or leaf.sort_policy != "fair":
+        return None
+    live = set(rv.live_apps())
+    rivals = [a for a, v in sorted(rv.apps.items()) if a != app_id and a in live
+              and v.path == mine.path and v.partition == mine.partition]
+    running = [a for a in rivals if rv.apps[a].state == "Running"]
+    return g.rival.choice(running or rivals) if rivals else None
 
 
 def _preemption_fields(g: Gen) -> dict[str, Any]:
