@@ -244,7 +244,15 @@ def _inheriting_rule(side: random.Random, root: Mapping[str, Any],
                             "parent": {"name": "fixed", "value": parent, "create": True}}
     if kind == "tag":
         rule["value"] = "namespace"
-    part["placementrules"] = [rule, {"name": "provided", "create": side.random() < 0.5}]
+    rules = [rule, {"name": "provided", "create": side.random() < 0.5}]
+    if side.random() < 0.5:
+        # Some users pass the creating rule by: the provided rule then places them by the
+        # queue they name, and a parent fails it, for a last fixed rule to place them.
+        rule["filter"] = {"type": "deny", "users": [side.choice(("alice", "bob", "carol"))]}
+        leaves = _leaf_paths(root)
+        if leaves:
+            rules.append({"name": "fixed", "value": side.choice(leaves)})
+    part["placementrules"] = rules
 
 
 def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,

@@ -242,4 +242,3 @@ def test_each_directed_ending_passes_on_the_core_and_catches_its_broken_core(
     with applied(by_name(mutant)):
         found = _ending(text, kind, ask_leaf, victim)
     assert found and found[0].startswith(rule + ": ")
-
