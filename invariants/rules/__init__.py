@@ -247,14 +247,20 @@ def _shape_data(text: str) -> dict[str, Any]:
     return parse_config(text).model_dump(mode="python", exclude_defaults=True)
 
 
+def removal_prefix(partition: str) -> str:
+    """How ``Gen.removed`` names a queue of ``partition``: bare in the default partition,
+    ``name:path`` in another."""
+    return "" if partition == "default" else partition + ":"
+
+
 def _transform(data: Any, factor: float, removed: set[str]) -> None:
     """Scale every memory quantity by ``factor`` (>= 1) and drop removed queues/partitions."""
     if removed:
         data["partitions"] = [p for p in data["partitions"] if p.get("name", "default")
                               not in removed]
         for p in data["partitions"]:
-            prefix = "" if p.get("name", "default") == "default" else p["name"] + ":"
-            p["queues"] = _prune(p["queues"], "", prefix, removed)
+            p["queues"] = _prune(p["queues"], "", removal_prefix(p.get("name", "default")),
+                                 removed)
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):

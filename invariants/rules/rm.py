@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,7 +11,7 @@ from scheduler.trace import Step
 
 from .. import model
 from ..world import World
-from . import NA, Gen, register, rule
+from . import NA, Gen, register, removal_prefix, rule
 from .cluster import new_node
 
 
@@ -160,21 +161,16 @@ def reshape_config(g: Gen) -> Iterator[Step]:
     config = model.read(g.scenario.shape.text)
     candidates, parents = [], []
     for name, pm in config.partitions.items():
-        prefix = "" if name == "default" else name + ":"
-        for path in pm.leaves():
-            parent = path.rsplit(".", 1)[0]
-            siblings = [p for p in pm.queues if p.rsplit(".", 1)[0] == parent and p != parent]
-            if len(siblings) > 1:
-                candidates.append(prefix + path)
-        for path in pm.queues:
-            parent = path.rsplit(".", 1)[0]
-            if "." in path and path not in pm.leaves() and sum(
-                    1 for p in pm.queues if "." in p and p.rsplit(".", 1)[0] == parent) > 1:
-                parents.append(prefix + path)
+        # A queue may go when it has a sibling: its parent keeps a child.
+        children = Counter(p.rsplit(".", 1)[0] for p in pm.queues if "." in p)
+        candidates += [removal_prefix(name) + p for p in pm.leaves()
+                       if children[p.rsplit(".", 1)[0]] > 1]
+        parents += [removal_prefix(name) + p for p in pm.parents()
+                    if "." in p and children[p.rsplit(".", 1)[0]] > 1]
         if name != "default":
             candidates.append(name)
     target = g.pick(sorted(candidates))
-    made = [f"{'' if name == 'default' else name + ':'}{path}"
+    made = [removal_prefix(name) + path
             for name, queues in (g.rv.created.items() if g.rv is not None else ())
             for path in queues]
     above = [p for p in parents if any(m.startswith(p + ".") for m in made)]
@@ -194,8 +190,8 @@ def reshape_config(g: Gen) -> Iterator[Step]:
         # the created queue is still active, its parent drains.
         partition, _, path = target.rpartition(":")
         below = [v for _, v in sorted(g.rv.apps.items())
-                 if v.path.startswith(path + ".") and (v.partition == (partition or "default"))
-                 and v.state not in ("Completed", "Failed", "Rejected")]
+                 if v.live and v.path.startswith(path + ".")
+                 and v.partition == (partition or "default")]
         if below:
             again = g.reshape.choice(below).submitted.get().model_copy(
                 update={"application_id": g.new_id("app-")})

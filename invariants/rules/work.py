@@ -180,8 +180,7 @@ def _fair_rival(g: Gen, app_id: str) -> str | None:
     leaf = pm.queues.get(mine.path) if pm is not None else None
     if leaf is None or leaf.sort_policy != "fair":
         return None
-    live = set(rv.live_apps())
-    rivals = [a for a, v in sorted(rv.apps.items()) if a != app_id and a in live
+    rivals = [a for a, v in sorted(rv.apps.items()) if a != app_id and v.live
               and v.path == mine.path and v.partition == mine.partition]
     running = [a for a in rivals if rv.apps[a].state == "Running"]
     return g.rival.choice(running or rivals) if rivals else None
