@@ -57,7 +57,7 @@ class Template:
 @dataclass(frozen=True)
 class Created:
     """What a queue a placement rule created was made from, read from the configuration of
-    the moment it was created: the properties of its nearest configured ancestor, the
+    the moment it was created: the properties its parent passed on (``passed_on``), the
     childtemplate applied to it (a leaf's only: the one its parent hands down), and the one
     it hands down itself (a parent's only: its parent's, inherited). A reload leaves
     created queues as they were, so this, not today's configuration, is what they must
@@ -96,18 +96,31 @@ def handed_down(part: PartitionModel, made: Mapping[str, Created], path: str
         path = path.rsplit(".", 1)[0]
 
 
+def passed_on(part: PartitionModel, made: Mapping[str, Created], path: str
+              ) -> dict[str, str]:
+    """The properties the existing parent ``path`` passes on to a queue created below it:
+    a configured queue's from today's configuration, a created one's those it took at its
+    own creation (a reload leaves created queues as they were, so a created parent keeps
+    what its ancestors had then, not what a later configuration gives them)."""
+    while True:
+        configured = part.queues.get(path)
+        if configured is not None:
+            return dict(configured.properties)
+        record = made.get(path)
+        if record is not None:
+            return dict(record.inherited)
+        if "." not in path:
+            return {}
+        path = path.rsplit(".", 1)[0]
+
+
 def created_record(part: PartitionModel, path: str, leaf: bool,
                    made: Mapping[str, Created] | None = None) -> Created:
     """The record of queue ``path`` created now under ``part`` (``made``: the records of the
     created queues that exist, its parent's included when that was created too)."""
-    parts = path.split(".")
-    inherited: dict[str, str] = {}
-    for depth in range(len(parts) - 1, 0, -1):
-        above = part.queues.get(".".join(parts[:depth]))
-        if above is not None:
-            inherited = dict(above.properties)
-            break
-    template = handed_down(part, made or {}, path.rsplit(".", 1)[0])
+    parent = path.rsplit(".", 1)[0]
+    inherited = passed_on(part, made or {}, parent)
+    template = handed_down(part, made or {}, parent)
     return Created(inherited, template, None) if leaf else Created(inherited, None, template)
 
 

@@ -77,16 +77,14 @@ def settings(part: model.PartitionModel | None, queue: Queue) -> Settings | None
 
 def created_from(part: model.PartitionModel, queue: Queue
                  ) -> tuple[dict[str, str], model.Template | None]:
-    """What a queue a placement rule created was configured from: the properties of its
-    nearest configured ancestor, and the childtemplate its parent hands down (leaves only;
-    a created parent inherits it, ``model.handed_down``)."""
+    """What a queue a placement rule created was configured from: the properties its parent
+    passes on (``model.passed_on``), and the childtemplate its parent hands down (leaves
+    only; a created parent inherits it, ``model.handed_down``)."""
     made = part.made.get(queue.path)
     if made is not None:
         return dict(made.inherited), made.template
-    above: Queue | None = queue.parent
-    while above is not None and above.path not in part.queues:
-        above = above.parent
-    inherited = dict(part.queues[above.path].properties) if above is not None else {}
+    inherited = model.passed_on(part, part.made, queue.parent.path) \
+        if queue.parent is not None else {}
     template = model.handed_down(part, part.made, queue.parent.path) \
         if queue.parent is not None and queue.is_leaf else None
     return inherited, template

@@ -119,10 +119,16 @@ def _gang_rules(pm: model.PartitionModel, core: Any, anchor: str, placed: model.
         return path
 
     def props_of(path: str) -> dict[str, str]:
+        # The shim's record of a created queue, not the core's copy, says what it has.
         path = nearest_held(path)
-        configured, queue = pm.queues.get(path), core.queues.get(path)
-        return dict(configured.properties if configured is not None
-                    else queue.properties if queue is not None else {})
+        configured, record = pm.queues.get(path), made.get(path)
+        if configured is not None:
+            return dict(configured.properties)
+        if record is not None:
+            t = record.template
+            return {**record.inherited, **(t.properties if t is not None else {})}
+        queue = core.queues.get(path)
+        return dict(queue.properties) if queue is not None else {}
 
     # A leaf created now below the anchor (directly, or below parents created with it), or
     # created by an earlier application of this same request, gets its parent's properties

@@ -423,6 +423,58 @@ def test_a_created_leaf_below_a_draining_parent_takes_no_new_application(broken:
     assert [v.invariant for v in problems] == ["protocol.admission"]
 
 
+_TEAM_CONFIG = """partitions:
+  - name: default
+    placementrules:
+      - name: tag
+        value: namespace
+        create: true
+        parent: {name: fixed, value: root.org.team, create: true}
+    queues:
+      - name: root
+        submitacl: "*"
+        properties: {application.sort.policy: fair}
+        queues:
+          - name: other
+%s"""
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_a_created_parent_passes_on_what_it_took_not_a_later_configuration(
+        broken: bool) -> None:
+    """``root.org`` and ``root.org.team`` are created with ``a1``'s leaf; a reload then
+    configures ``root.org`` as fifo. The created ``root.org.team`` keeps the fair it took, and
+    so does the leaf created below it for ``a2`` (a counterexample of a fresh-seed check: the
+    checker had read the leaf's properties from today's ``root.org``). The broken core
+    ``queues.created_leaf_no_inherited_properties`` is caught there."""
+    world = World(coverage=Coverage())
+
+    def submit(app_id: str, namespace: str) -> Step:
+        return Step("update_application", si.ApplicationRequest(rm_id="rm", new=[
+            si.AddApplicationRequest(application_id=app_id, queue_name="root.other",
+                                     partition_name="default", tags={"namespace": namespace},
+                                     ugi=si.UserGroupInformation(user="u"))]))
+
+    fifo_org = ("          - name: org\n            parent: true\n"
+                "            properties: {application.sort.policy: fifo}\n")
+    for step in (Step("register_resource_manager", si.RegisterResourceManagerRequest(
+            rm_id="rm", policy_group="q", config=_TEAM_CONFIG % "")), submit("a1", "ns1"),
+            Step("update_configuration", si.UpdateConfigurationRequest(
+                rm_id="rm", policy_group="q", config=_TEAM_CONFIG % fifo_org))):
+        assert world.run(step) == []
+    assert world.shim.rms["rm"].apps["a1"].path == "root.org.team.ns1"
+    if not broken:
+        assert world.run(submit("a2", "ns2")) == []
+        queues = world.api.state_dump()["partitions"][0]["queues"]
+        policies = {q["path"]: q["sort_policy"] for q in queues}
+        assert world.shim.rms["rm"].apps["a2"].path == "root.org.team.ns2"
+        assert policies["root.org.team.ns2"] == "fair"
+        return
+    with applied(by_name("queues.created_leaf_no_inherited_properties")):
+        problems = world.run(submit("a2", "ns2"))
+    assert "protocol.config_applied" in [v.invariant for v in problems]
+
+
 def _registration_repeating(uuid_on_second: str) -> Step:
     """Two nodes registered in one request; the second recovers ``uuid_on_second``."""
     def alloc(uuid: str, node: str) -> si.Allocation:
