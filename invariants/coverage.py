@@ -193,6 +193,12 @@ def _reservation_honoured(rec: StepRecord) -> bool:
     return bool(rec.state.get("honoured"))
 
 
+@goal("reservation.handed_over", "In one cycle an ask that held a reservation was placed on "
+      "another node, and a later ask of the same cycle on the node it had held.")
+def _reservation_handed_over(rec: StepRecord) -> bool:
+    return bool(rec.state.get("handed_over"))
+
+
 @goal("reservation.made", "An ask that fit no node's free room reserved a node.")
 def _reservation_made(rec: StepRecord) -> bool:
     return bool(rec.states(si.SchedulingState.RESERVED))

@@ -36,6 +36,7 @@ from scheduler.partition import (
     queues,
     releases,
     required_node,
+    reservations,
     state,
     victims,
 )
@@ -904,6 +905,10 @@ MUTANTS: tuple[Mutant, ...] = (
     M("queues.created_kept_after_app_removal", "queues",
       "YuniKorn: a queue a placement rule created goes once the RM removes its last "
       "application", apps, "remove_application", "    queues.cleanup(p)\n", ""),
+    M("reservations.cancel_keeps_memos", "reservations",
+      "004 'Implementation' (skip only what can not be satisfied now): a reservation given "
+      "up mid-cycle opens its node to the asks that failed earlier in the same cycle",
+      reservations, "cancel", "        p.reset_memos()\n", "        pass\n"),
 )
 
 

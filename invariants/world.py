@@ -185,6 +185,15 @@ class World:
             return {(p.rm_id, p.name): {k: n.id for k, n in p.reservations.items()}
                     for p in view.partitions(self.api)}
 
+    def _handed_over(self, new: list[si.Allocation]) -> bool:
+        """An ask that held a reservation when the call began was placed on another node,
+        and a later allocation of the same call on the node it had held."""
+        held = {key: node for kept in self._reserved_before.values()
+                for key, node in kept.items()}
+        return any(
+            (node := held.get((a.application_id, a.allocation_key))) not in (None, a.node_id)
+            and any(b.node_id == node for b in new[i + 1:]) for i, a in enumerate(new))
+
     def _app_states(self) -> dict[tuple[str, str, str], str]:
         """Per (RM, partition, application): its state before the call
         (``scheduling.order``: whether a stateaware application was waiting)."""
@@ -240,6 +249,8 @@ class World:
             if (a.application_id, a.allocation_key) in self._held_asks:
                 self._held_asks.discard((a.application_id, a.allocation_key))
                 record.state["held_ask_allocated"] = True
+        if step.call == "schedule" and self._reserved_before and self._handed_over(new):
+            record.state["handed_over"] = True
         if step.call == "schedule" and len(new) > 1 and self._fence_decided(new):
             record.state["fence_decided"] = True
         if step.call == "schedule":

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from scenario_helpers import CONFIG
 
 import invariants
 from invariants import runner
@@ -473,6 +474,62 @@ def test_a_created_parent_passes_on_what_it_took_not_a_later_configuration(
     with applied(by_name("queues.created_leaf_no_inherited_properties")):
         problems = world.run(submit("a2", "ns2"))
     assert "protocol.config_applied" in [v.invariant for v in problems]
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_a_reservation_handed_over_mid_cycle_opens_its_node_to_an_earlier_failed_ask(
+        broken: bool) -> None:
+    """Two-resource fragmentation: ``b`` needs nine cores and fits only ``node-1``, which
+    ``a`` holds; ``a`` then goes to ``node-2`` in the same cycle, and ``b`` must be tried
+    again before the cycle ends (goal ``reservation.handed_over``). The broken core
+    ``reservations.cancel_keeps_memos`` keeps ``b`` failed for the rest of the cycle and
+    ``scheduling.maximal`` catches it."""
+    coverage = Coverage()
+    world = World(coverage=coverage)
+    rm = "rm"
+
+    def node(node_id: str, memory: int, cores: int) -> Step:
+        return Step("update_node", si.NodeRequest(rm_id=rm, nodes=[si.NodeInfo(
+            node_id=node_id, action=si.NodeAction.CREATE,
+            schedulable_resource=si.Resource.of(memory=memory, vcore=cores * 1000))]))
+
+    def app(app_id: str) -> Step:
+        return Step("update_application", si.ApplicationRequest(rm_id=rm, new=[
+            si.AddApplicationRequest(application_id=app_id, queue_name="root.a",
+                                     partition_name="default",
+                                     ugi=si.UserGroupInformation(user="u"))]))
+
+    def ask(app_id: str, key: str, memory: int, cores: int) -> Step:
+        return Step("update_allocation", si.AllocationRequest(rm_id=rm, asks=[
+            si.AllocationAsk(allocation_key=key, application_id=app_id,
+                             partition_name="default", max_allocations=1,
+                             resource_ask=si.Resource.of(memory=memory, vcore=cores * 1000))]))
+
+    for step in (Step("register_resource_manager", si.RegisterResourceManagerRequest(
+            rm_id=rm, policy_group="q", config=CONFIG)),
+            node("node-1", 10, 10), app("app-0"), ask("app-0", "x", 6, 1), Step.schedule(),
+            node("node-2", 10, 5), ask("app-0", "y2", 2, 4), ask("app-0", "y1", 8, 1),
+            Step.schedule(), app("app-b"), app("app-c"), ask("app-c", "a", 8, 1),
+            Step.schedule()):
+        assert world.run(step) == []
+    allocs = world.shim.rms[rm].allocs
+    y1 = next(a for a in allocs.values() if a.key == "y1")
+    assert y1.node == "node-2"
+    assert coverage.goals["reservation.made"] >= 1
+    assert world.run(Step("update_allocation", si.AllocationRequest(
+        rm_id=rm, releases=si.AllocationReleasesRequest(allocations_to_release=[
+            si.AllocationRelease(application_id="app-0", uuid=y1.uuid, partition_name="default",
+                                 termination_type=si.TerminationType.STOPPED_BY_RM)])))) == []
+    assert world.run(ask("app-b", "b", 1, 9)) == []
+    if not broken:
+        assert world.run(Step.schedule()) == []
+        assert {a.key: a.node for a in allocs.values() if a.app in ("app-b", "app-c")} == {
+            "a": "node-2", "b": "node-1"}
+        assert coverage.goals["reservation.handed_over"] == 1
+        return
+    with applied(by_name("reservations.cancel_keeps_memos")):
+        problems = world.run(Step.schedule())
+    assert [v.invariant for v in problems] == ["scheduling.maximal"]
 
 
 def _registration_repeating(uuid_on_second: str) -> Step:
