@@ -823,8 +823,9 @@ MUTANTS: tuple[Mutant, ...] = (
       "maxapplications", queues, "create",
       "            queue.max_applications = template.maxapplications\n", ""),
     M("queues.created_leaf_no_inherited_properties", "queues",
-      "004 'Configurations & Semantics' (properties are inherited by child queues): a "
-      "created leaf takes its parent's properties, the sort policy among them",
+      "YuniKorn mergeProperties (a child queue takes its parent's properties; the seeds "
+      "are silent, docs/design-notes.md 'Queue properties are inherited'): a created "
+      "leaf takes its parent's properties, the sort policy among them",
       queues, "create", "        queue.properties = dict(parent.properties)\n",
       "        queue.properties = {}\n"),
     M("queues.created_never_removed", "queues",
