@@ -118,7 +118,7 @@ def created_settings(m: Monitor, core: view.PartitionState,
         if q is None or record is None:
             continue
         t = record.template
-        policy = model.policy_of({**record.inherited, **(t.properties if t else {})})
+        policy = model.policy_of(record.properties)
         given = (t.max, t.guaranteed, t.max_applications) if t is not None else (None, None, 0)
         for problem in _differences(q, *given, policy, "its template gives"):
             m.report(P.CONFIG_APPLIED, f"queue {core.name}/{path} (created)", problem)

@@ -67,6 +67,12 @@ class Created:
     template: Template | None
     hands_down: Template | None = None
 
+    @property
+    def properties(self) -> dict[str, str]:
+        """What the queue has: its template's properties over those it inherited."""
+        t = self.template
+        return {**self.inherited, **(t.properties if t is not None else {})}
+
 
 def template_from(own: Template | None, parent: Template | None) -> Template | None:
     """YuniKorn (YUNIKORN-193, YUNIKORN-814): a parent queue's template is its own
@@ -78,22 +84,31 @@ def template_from(own: Template | None, parent: Template | None) -> Template | N
     return parent
 
 
+def _known(part: PartitionModel, made: Mapping[str, Created], path: str
+           ) -> tuple[QueueModel | None, Created | None]:
+    """The nearest queue from ``path`` upward that today's configuration has, or else one
+    the shim holds a creation record of (a created queue without a record has what its
+    parent has): its configuration or its record; neither above root."""
+    while True:
+        configured = part.queues.get(path)
+        if configured is not None:
+            return configured, None
+        record = made.get(path)
+        if record is not None:
+            return None, record
+        if "." not in path:
+            return None, None
+        path = path.rsplit(".", 1)[0]
+
+
 def handed_down(part: PartitionModel, made: Mapping[str, Created], path: str
                 ) -> Template | None:
     """The template the existing parent ``path`` applies to a leaf created below it (the
     parents created in between inherit it): a configured queue's from today's
-    configuration, a created one's from the shim's record of its creation; a created queue
-    without a record hands down what its parent does."""
-    while True:
-        configured = part.queues.get(path)
-        if configured is not None:
-            return configured.template
-        record = made.get(path)
-        if record is not None:
-            return record.hands_down
-        if "." not in path:
-            return None
-        path = path.rsplit(".", 1)[0]
+    configuration, a created one's from the shim's record of its creation."""
+    configured, record = _known(part, made, path)
+    return configured.template if configured is not None else \
+        record.hands_down if record is not None else None
 
 
 def passed_on(part: PartitionModel, made: Mapping[str, Created], path: str
@@ -102,16 +117,9 @@ def passed_on(part: PartitionModel, made: Mapping[str, Created], path: str
     a configured queue's from today's configuration, a created one's those it took at its
     own creation (a reload leaves created queues as they were, so a created parent keeps
     what its ancestors had then, not what a later configuration gives them)."""
-    while True:
-        configured = part.queues.get(path)
-        if configured is not None:
-            return dict(configured.properties)
-        record = made.get(path)
-        if record is not None:
-            return dict(record.inherited)
-        if "." not in path:
-            return {}
-        path = path.rsplit(".", 1)[0]
+    configured, record = _known(part, made, path)
+    return dict(configured.properties) if configured is not None else \
+        dict(record.inherited) if record is not None else {}
 
 
 def created_record(part: PartitionModel, path: str, leaf: bool,

@@ -125,8 +125,7 @@ def _gang_rules(pm: model.PartitionModel, core: Any, anchor: str, placed: model.
         if configured is not None:
             return dict(configured.properties)
         if record is not None:
-            t = record.template
-            return {**record.inherited, **(t.properties if t is not None else {})}
+            return record.properties
         queue = core.queues.get(path)
         return dict(queue.properties) if queue is not None else {}
 
