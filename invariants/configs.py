@@ -203,6 +203,7 @@ def _partition(rng: random.Random, name: str) -> dict[str, Any]:
         cap = _tightest(root["limits"], cap)
     root["queues"] = [_queue(rng, 1, depth, None, None, counter, cap)
                       for _ in range(rng.randint(1, 3))]
+    _default_leaf(random.Random(hash((rng.getstate()[1], 1))), root)
     part: dict[str, Any] = {"name": name, "queues": [root]}
     if rng.random() < 0.3:
         part["nodesortpolicy"] = {"type": rng.choice(("fair", "binpacking"))}
@@ -220,6 +221,15 @@ def _side(rng: random.Random) -> random.Random:
     process: the state's tuple of ints hashes alike everywhere (the whole state, whose
     last item may be None, does not before Python 3.12: None hashes by its address)."""
     return random.Random(hash(rng.getstate()[1]))
+
+
+def _default_leaf(side: random.Random, root: dict[str, Any]) -> None:
+    """Sometimes a leaf below root is named ``default``: ``root.default`` takes what no
+    placement rule places (YuniKorn ``PlaceApplication``). From a side stream of its own:
+    every other draw stays as it was."""
+    leaves = [q for q in root["queues"] if not q.get("queues")]
+    if leaves and side.random() < 0.35:
+        side.choice(leaves)["name"] = "default"
 
 
 def _inheriting_rule(side: random.Random, root: Mapping[str, Any],

@@ -112,7 +112,7 @@ def created_settings(m: Monitor, core: view.PartitionState,
                      made: Mapping[str, model.Created], paths: tuple[str, ...]) -> None:
     """The queues a placement rule just created have what the shim's record of their
     creation says: a leaf its parent's childtemplate (max, guaranteed, maxapplications,
-    properties over those its parent passed on), a parent nothing of its own."""
+    properties) and nothing else, a parent nothing of its own."""
     for path in paths:
         q, record = core.queues.get(path), made.get(path)
         if q is None or record is None:

@@ -343,6 +343,19 @@ def _later_rule(rec: StepRecord) -> bool:
     return bool(rec.state.get("later_rule"))
 
 
+@goal("placement.refused_then_placed", "A placement rule proposed a queue the application "
+      "could not go to (its user may not submit there, or the leaf is draining), and a later "
+      "rule or root.default placed it (YuniKorn PlaceApplication).")
+def _refused_then_placed(rec: StepRecord) -> bool:
+    return bool(rec.state.get("refused_then_placed"))
+
+
+@goal("placement.default_queue", "No placement rule placed an application and root.default "
+      "took it (YuniKorn PlaceApplication).")
+def _default_queue(rec: StepRecord) -> bool:
+    return bool(rec.state.get("default_queue"))
+
+
 @goal("queue.template_inherited", "A leaf a placement rule created below a parent queue it "
       "also created took the childtemplate that parent inherited (YUNIKORN-193, YUNIKORN-814).")
 def _template_inherited(rec: StepRecord) -> bool:

@@ -9,12 +9,14 @@ uses ``scheduler.config`` (the public model of the file format, tested on its
 own); everything after parsing is restated here.
 
 Semantics restated (YuniKorn's, as ``docs/design-notes.md`` records them):
-properties are inherited by child queues; an unknown or differently cased
-sort policy is fifo; submit access is granted by the
-``submitacl`` or ``adminacl`` of the leaf or any ancestor; a queue ``max``
-limits only the types it names; placement rules are tried in order; queue
-names are case-insensitive (every path is read in lower case, configured or
-asked for).
+properties are inherited by configured child queues, never by the queues a
+placement rule creates (a created leaf takes its parent's childtemplate); an
+unknown or differently cased sort policy is fifo; submit access is granted by
+the ``submitacl`` or ``adminacl`` of the leaf or any ancestor; a queue ``max``
+limits only the types it names; placement rules are tried in order, a rule
+whose queue is draining or refuses the user fails, and ``root.default`` takes
+what no rule places; queue names are case-insensitive (every path is read in
+lower case, configured or asked for).
 """
 
 from __future__ import annotations
@@ -57,21 +59,20 @@ class Template:
 @dataclass(frozen=True)
 class Created:
     """What a queue a placement rule created was made from, read from the configuration of
-    the moment it was created: the properties its parent passed on (``passed_on``), the
-    childtemplate applied to it (a leaf's only: the one its parent hands down), and the one
-    it hands down itself (a parent's only: its parent's, inherited). A reload leaves
-    created queues as they were, so this, not today's configuration, is what they must
-    show."""
+    the moment it was created: the childtemplate applied to it (a leaf's only: the one its
+    parent hands down), and the one it hands down itself (a parent's only: its parent's,
+    inherited). Nothing else: a created queue takes no properties from its parent
+    (YuniKorn, YUNIKORN-809). A reload leaves created queues as they were, so this, not
+    today's configuration, is what they must show."""
 
-    inherited: Mapping[str, str]
     template: Template | None
     hands_down: Template | None = None
 
     @property
     def properties(self) -> dict[str, str]:
-        """What the queue has: its template's properties over those it inherited."""
+        """What the queue has: its template's properties, or none."""
         t = self.template
-        return {**self.inherited, **(t.properties if t is not None else {})}
+        return dict(t.properties) if t is not None else {}
 
 
 def template_from(own: Template | None, parent: Template | None) -> Template | None:
@@ -84,52 +85,31 @@ def template_from(own: Template | None, parent: Template | None) -> Template | N
     return parent
 
 
-def _known(part: PartitionModel, made: Mapping[str, Created], path: str
-           ) -> tuple[QueueModel | None, Created | None]:
-    """The nearest queue from ``path`` upward that today's configuration has, or else one
-    the shim holds a creation record of (a created queue without a record has what its
-    parent has): its configuration or its record; neither above root."""
-    while True:
-        configured = part.queues.get(path)
-        if configured is not None:
-            return configured, None
-        record = made.get(path)
-        if record is not None:
-            return None, record
-        if "." not in path:
-            return None, None
-        path = path.rsplit(".", 1)[0]
-
-
 def handed_down(part: PartitionModel, made: Mapping[str, Created], path: str
                 ) -> Template | None:
     """The template the existing parent ``path`` applies to a leaf created below it (the
-    parents created in between inherit it): a configured queue's from today's
-    configuration, a created one's from the shim's record of its creation."""
-    configured, record = _known(part, made, path)
-    return configured.template if configured is not None else \
-        record.hands_down if record is not None else None
-
-
-def passed_on(part: PartitionModel, made: Mapping[str, Created], path: str
-              ) -> dict[str, str]:
-    """The properties the existing parent ``path`` passes on to a queue created below it:
-    a configured queue's from today's configuration, a created one's those it took at its
-    own creation (a reload leaves created queues as they were, so a created parent keeps
-    what its ancestors had then, not what a later configuration gives them)."""
-    configured, record = _known(part, made, path)
-    return dict(configured.properties) if configured is not None else \
-        dict(record.inherited) if record is not None else {}
+    parents created in between inherit it): the nearest queue from ``path`` upward that
+    today's configuration has gives its own, else the nearest the shim holds a creation
+    record of gives the one it took then (a created queue without a record has what its
+    parent has)."""
+    while True:
+        configured = part.queues.get(path)
+        if configured is not None:
+            return configured.template
+        record = made.get(path)
+        if record is not None:
+            return record.hands_down
+        if "." not in path:
+            return None
+        path = path.rsplit(".", 1)[0]
 
 
 def created_record(part: PartitionModel, path: str, leaf: bool,
                    made: Mapping[str, Created] | None = None) -> Created:
     """The record of queue ``path`` created now under ``part`` (``made``: the records of the
     created queues that exist, its parent's included when that was created too)."""
-    parent = path.rsplit(".", 1)[0]
-    inherited = passed_on(part, made or {}, parent)
-    template = handed_down(part, made or {}, parent)
-    return Created(inherited, template, None) if leaf else Created(inherited, None, template)
+    template = handed_down(part, made or {}, path.rsplit(".", 1)[0])
+    return Created(template, None) if leaf else Created(None, template)
 
 
 @dataclass(frozen=True)
@@ -312,7 +292,18 @@ class Placed:
     path: str
     create: tuple[str, ...] = ()
     rule: int = 0
-    """Which placement rule placed it, from 0 (the first rule)."""
+    """Which placement rule placed it, from 0 (the first rule); ``root.default`` after the
+    last is ``len(rules)``."""
+    refused: int = 0
+    """How many rules before it proposed a queue the application could not go to (the user
+    may not submit there, or the leaf is draining)."""
+    fallback: bool = False
+    """No rule placed it: ``root.default`` took it."""
+
+    @property
+    def anchor(self) -> str:
+        """The existing queue it goes to, or gets its queues created below."""
+        return self.path.rsplit(".", len(self.create))[0] if self.create else self.path
 
 
 def qualify(name: str) -> str:
@@ -367,39 +358,60 @@ def _missing(path: str, lookup: Lookup) -> tuple[str, ...] | None:
     return tuple(missing)
 
 
+DEFAULT_QUEUE = "root.default"
+"""YuniKorn's ``DefaultPlacementQueue``: where an application no rule places goes."""
+_IMPLICIT = PlacementRuleConfig(name="provided")
+"""YuniKorn's rule when none is configured: the queue asked for, never created."""
+
+
 def place(rules: Sequence[PlacementRuleConfig], queue_name: str, user: str,
-          groups: Sequence[str], tags: Mapping[str, str], lookup: Lookup) -> Placed | None:
-    """The queue an application lands in, or None when it must be rejected."""
-    if not rules:
-        path = qualify(queue_name)
-        return Placed(path) if path else None
-    for index, rule in enumerate(rules):
-        if not _filter_allows(rule, user, groups):
-            continue
-        proposed = _proposal(rule, queue_name, user, tags)
-        if not proposed:
-            continue
-        if proposed == ROOT or proposed.startswith(ROOT + ".") or rule.parent is None:
-            path = qualify(proposed)
-        else:
-            parent = _parent(rule.parent, queue_name, user, groups, tags, lookup)
-            if parent is None:
-                continue
-            path = f"{parent}.{proposed}"
-        if not all(NAME.fullmatch(part) for part in path.split(".")):
-            continue
-        kind = lookup(path)
-        if kind is not None:
-            if kind:
-                return Placed(path, rule=index)
-            continue
-        if not rule.create:
-            continue
-        missing = _missing(path, lookup)
-        if missing is None:
-            continue
-        return Placed(path, missing, index)
+          groups: Sequence[str], tags: Mapping[str, str], lookup: Lookup,
+          may: Callable[[Placed], bool] = lambda _: True) -> Placed | None:
+    """The queue an application lands in, or None when it must be rejected.
+
+    YuniKorn's ``PlaceApplication``: a rule's queue that ``may`` refuses (the user may not
+    submit there, or the leaf is draining) fails the rule like a parent does; after the
+    last rule ``root.default``, when it is a leaf ``may`` accepts. ``rule`` of the result
+    is the index of the rule that placed it, ``len(rules)`` for ``root.default``.
+    """
+    refused = 0
+    for index, rule in enumerate(rules or [_IMPLICIT]):
+        placed = _by_rule(rule, index, queue_name, user, groups, tags, lookup)
+        if placed is not None:
+            if may(placed):
+                return replace(placed, refused=refused)
+            refused += 1
+    if lookup(DEFAULT_QUEUE) is True:
+        fallback = Placed(DEFAULT_QUEUE, rule=len(rules), refused=refused, fallback=True)
+        if may(fallback):
+            return fallback
     return None
+
+
+def _by_rule(rule: PlacementRuleConfig, index: int, queue_name: str, user: str,
+             groups: Sequence[str], tags: Mapping[str, str], lookup: Lookup) -> Placed | None:
+    """Where one rule would put the application, before anyone's permission is asked."""
+    if not _filter_allows(rule, user, groups):
+        return None
+    proposed = _proposal(rule, queue_name, user, tags)
+    if not proposed:
+        return None
+    if proposed == ROOT or proposed.startswith(ROOT + ".") or rule.parent is None:
+        path = qualify(proposed)
+    else:
+        parent = _parent(rule.parent, queue_name, user, groups, tags, lookup)
+        if parent is None:
+            return None
+        path = f"{parent}.{proposed}"
+    if not all(NAME.fullmatch(part) for part in path.split(".")):
+        return None
+    kind = lookup(path)
+    if kind is not None:
+        return Placed(path, rule=index) if kind else None
+    if not rule.create:
+        return None
+    missing = _missing(path, lookup)
+    return None if missing is None else Placed(path, missing, index)
 
 
 def _parent(rule: PlacementRuleConfig, queue_name: str, user: str, groups: Sequence[str],

@@ -367,8 +367,8 @@ MUTANTS: tuple[Mutant, ...] = (
       apps, "acl_allows", "for acl in (q.submitacl, q.adminacl):", "for acl in (q.submitacl,):"),
     M("queues.draining_queue_accepts_apps", "queues",
       "003 'Update and Remove partition': a queue removed from the configuration takes no "
-      "new application", apps, "check_submission",
-      '        if q.state != "Active":', "        if False:"),
+      "new application", apps, "placement_refusal",
+      "    if inactive is not None:", "    if False:"),
     M("queues.removed_while_holding_apps", "queues",
       "003 'Update and Remove partition': a removed queue goes only once empty",
       queues, "cleanup", "and not queue.apps \\\n", "\\\n"),
@@ -598,7 +598,8 @@ MUTANTS: tuple[Mutant, ...] = (
     M("priority.created_leaf_no_offset", "priority",
       "YuniKorn priority 3.1: a leaf a placement rule creates takes priority.offset and "
       "priority.policy from its parent's childtemplate (YUNIKORN-1486)", queues, "create",
-      "        priority.configure(queue, own)\n", "        priority.configure(queue, {})\n"),
+      "        priority.configure(queue, queue.properties)\n",
+      "        priority.configure(queue, {})\n"),
     M("queues.created_leaf_no_template_quota", "quota",
       "004 max-capacity with YuniKorn's childtemplate: a leaf a placement rule creates takes "
       "the template's max and maxapplications (YUNIKORN-193, YUNIKORN-2033)", queues, "create",
@@ -706,7 +707,21 @@ MUTANTS: tuple[Mutant, ...] = (
     # says "according to policy"), each read independently by ``model.place``.
     M("placement.later_rules_ignored", "ACL/placement",
       "YuniKorn placement: rules are tried in order until one places the application",
-      apps, "place", "    for rule in rules:\n", "    for rule in rules[:1]:\n"),
+      apps, "place", "    for rule in rules or (_IMPLICIT,):\n",
+      "    for rule in (rules or (_IMPLICIT,))[:1]:\n"),
+    M("placement.refusal_rejects", "ACL/placement",
+      "YuniKorn PlaceApplication: a rule whose leaf is draining or whose queue the user may "
+      "not submit to fails like a rule naming a parent, and the next rule is tried",
+      apps, "place", "            return placement\n        refused.append(reason)\n",
+      "            return placement\n        return reason\n"),
+    M("placement.default_queue_ignored", "ACL/placement",
+      "YuniKorn PlaceApplication: an application no rule places goes to root.default when "
+      "that leaf exists and takes it", apps, "place",
+      "    if default is not None and default.is_leaf:", "    if False:"),
+    M("placement.default_queue_unchecked", "ACL/placement",
+      "YuniKorn PlaceApplication: root.default takes what no rule placed only if the user "
+      "may submit there and it is not draining", apps, "place",
+      "        reason = refusal(Placement(DEFAULT_QUEUE))\n", '        reason = ""\n'),
     M("placement.deny_filter_allows", "ACL/placement",
       "YuniKorn placement: a deny filter skips the rule for the users it matches",
       placement, "_filter_allows", 'return not hit if f.type == "deny" else hit',
@@ -822,12 +837,11 @@ MUTANTS: tuple[Mutant, ...] = (
       "YuniKorn childtemplate: a leaf created below a parent takes the template's "
       "maxapplications", queues, "create",
       "            queue.max_applications = template.maxapplications\n", ""),
-    M("queues.created_leaf_no_inherited_properties", "queues",
-      "YuniKorn mergeProperties (a child queue takes its parent's properties; the seeds "
-      "are silent, docs/design-notes.md 'Queue properties are inherited'): a created "
-      "leaf takes its parent's properties, the sort policy among them",
-      queues, "create", "        queue.properties = dict(parent.properties)\n",
-      "        queue.properties = {}\n"),
+    M("queues.created_inherits_parent_properties", "queues",
+      "YuniKorn YUNIKORN-809 (the seeds are silent, docs/design-notes.md 'Queue properties "
+      "are inherited'): a queue a placement rule creates takes no properties from its "
+      "parent; a created leaf takes its parent's childtemplate's only (fifo without one)",
+      queues, "create", "            else {}\n", "            else dict(parent.properties)\n"),
     M("queues.created_never_removed", "queues",
       "YuniKorn: a queue a placement rule created is removed once it holds nothing",
       queues, "cleanup", '(queue.state == "Draining" or not queue.managed)',
@@ -901,8 +915,13 @@ MUTANTS: tuple[Mutant, ...] = (
     M("queues.draining_parent_accepts_apps", "queues",
       "003 'Update and Remove partition' (removed queues drain): no new application below a "
       "draining queue, in a leaf a placement rule created there either", apps,
-      "check_submission", "    for q in queue.ancestry():\n        if q.state",
-      "    for q in (queue,):\n        if q.state"),
+      "placement_refusal", "    inactive = next((q for q in queue.ancestry() if",
+      "    inactive = next((q for q in (queue,) if"),
+    M("queues.created_below_draining_queue", "queues",
+      "003 'Update and Remove partition' (removed queues drain) and YuniKorn addChildQueue: "
+      "no queue is created below a draining queue", apps, "check_submission",
+      "        for q in queue.ancestry():\n            if q.state",
+      "        for q in ():\n            if q.state"),
     M("queues.created_kept_after_app_removal", "queues",
       "YuniKorn: a queue a placement rule created goes once the RM removes its last "
       "application", apps, "remove_application", "    queues.cleanup(p)\n", ""),

@@ -73,9 +73,8 @@ def facts(part: model.PartitionModel | None, queue: Queue) -> Facts | None:
     configured = part.queues.get(queue.path)
     if configured is not None:
         return Facts(configured.sort_policy, configured.guaranteed, s.sort)
-    inherited, template = created_from(part, queue)
-    props = {**inherited, **(template.properties if template is not None else {})}
-    policy = model.policy_of(props)
+    template = created_from(part, queue)
+    policy = model.policy_of(template.properties if template is not None else {})
     guaranteed = template.guaranteed if template is not None else None
     if queue.path not in part.made and (
             policy != queue.sort_policy or dict(guaranteed or {}) != dict(queue.guaranteed or {})):

@@ -70,24 +70,21 @@ def settings(part: model.PartitionModel | None, queue: Queue) -> Settings | None
         return of(configured)
     if queue.managed or queue.parent is None:
         return None
-    inherited, template = created_from(part, queue)
+    template = created_from(part, queue)
     own = dict(template.properties) if template is not None else {}
-    return Settings(own, {**inherited, **own})
+    return Settings(own, own)
 
 
-def created_from(part: model.PartitionModel, queue: Queue
-                 ) -> tuple[dict[str, str], model.Template | None]:
-    """What a queue a placement rule created was configured from: the properties its parent
-    passes on (``model.passed_on``), and the childtemplate its parent hands down (leaves
-    only; a created parent inherits it, ``model.handed_down``)."""
+def created_from(part: model.PartitionModel, queue: Queue) -> model.Template | None:
+    """The childtemplate a queue a placement rule created was configured from: a leaf's
+    parent hands it down (``model.handed_down``; a created parent inherits it); a created
+    parent has none of its own. Its properties are all a created queue has (YuniKorn,
+    YUNIKORN-809: nothing comes from the parent's properties)."""
     made = part.made.get(queue.path)
     if made is not None:
-        return dict(made.inherited), made.template
-    inherited = model.passed_on(part, part.made, queue.parent.path) \
-        if queue.parent is not None else {}
-    template = model.handed_down(part, part.made, queue.parent.path) \
+        return made.template
+    return model.handed_down(part, part.made, queue.parent.path) \
         if queue.parent is not None and queue.is_leaf else None
-    return inherited, template
 
 
 def shown(raw: int, s: Settings) -> int:

@@ -64,26 +64,35 @@ def _admission(m: Monitor, rv: RMView, rm_id: str, add: si.AddApplicationRequest
     core = m.core_partition(rm_id, add.partition_name)
     if pm is None or core is None:
         return None, "no such partition"
-    lookup = queue_lookup(m, rm_id, add.partition_name, overlay)
-    user, groups = add.ugi.user, list(add.ugi.groups)
-    placed = model.place(pm.rules, add.queue_name, user, groups, add.tags, lookup)
-    if placed is None:
-        return None, "placement"
     if core.state != "Active":
         return None, "partition not active"
-    anchor = placed.path.rsplit(".", len(placed.create))[0] if placed.create else placed.path
+    lookup = queue_lookup(m, rm_id, add.partition_name, overlay)
+    user, groups = add.ugi.user, list(add.ugi.groups)
+
+    def draining(anchor: str) -> bool:
+        return any((q := core.queues.get(prefix)) is not None and q.state != "Active"
+                   for prefix in model.path_prefixes(anchor))
+
+    def may(placed: model.Placed) -> bool:
+        # A draining leaf, or one the user may not submit to, fails the rule; queues to
+        # create below a draining queue do not (they are rejected below), else the submit
+        # ACL of their nearest existing ancestor decides.
+        anchor = placed.anchor
+        if draining(anchor):
+            return bool(placed.create)
+        return model.may_submit(pm.chain(anchor), user, groups)
+
+    placed = model.place(pm.rules, add.queue_name, user, groups, add.tags, lookup, may)
+    if placed is None:
+        return None, "placement"
+    anchor = placed.anchor
     kind = lookup(anchor)
     if placed.create and (kind is None or kind):
         return None, "create below a leaf"
     if not placed.create and kind is not True:
         return None, "not a leaf"
-    parts = anchor.split(".")
-    for depth in range(1, len(parts) + 1):
-        q = core.queues.get(".".join(parts[:depth]))
-        if q is not None and q.state != "Active":
-            return None, "queue not active"
-    if not model.may_submit(pm.chain(anchor), user, groups):
-        return None, "acl"
+    if draining(anchor):
+        return None, "queue not active"
     style = add.gang_scheduling_style or "Soft"
     if style not in ("Hard", "Soft"):
         return None, "gang style"
@@ -120,7 +129,6 @@ def _gang_rules(pm: model.PartitionModel, core: Any, anchor: str, placed: model.
 
     def props_of(path: str) -> dict[str, str]:
         # The shim's record of a created queue, not the core's copy, says what it has.
-        path = nearest_held(path)
         configured, record = pm.queues.get(path), made.get(path)
         if configured is not None:
             return dict(configured.properties)
@@ -130,23 +138,23 @@ def _gang_rules(pm: model.PartitionModel, core: Any, anchor: str, placed: model.
         return dict(queue.properties) if queue is not None else {}
 
     # A leaf created now below the anchor (directly, or below parents created with it), or
-    # created by an earlier application of this same request, gets its parent's properties
-    # and the template the nearest held queue above it hands down (created parents inherit
-    # it: YUNIKORN-193, YUNIKORN-814).
+    # created by an earlier application of this same request, gets the template the nearest
+    # held queue above it hands down (created parents inherit it: YUNIKORN-193,
+    # YUNIKORN-814) and nothing of its parent's properties (YUNIKORN-809).
     if placed.create:
         creator: str | None = anchor
     elif not held(anchor):
         creator = anchor.rsplit(".", 1)[0]
     else:
         creator = None
-    props = props_of(creator or anchor)
-    if creator is not None:
-        template = model.handed_down(pm, made, nearest_held(creator))
-        if template is not None:
-            props.update(template.properties)
-            if template.max:
-                maxes.append(dict(template.max))
-    return model.policy_of(props), maxes
+    if creator is None:
+        return model.policy_of(props_of(anchor)), maxes
+    template = model.handed_down(pm, made, nearest_held(creator))
+    if template is None:
+        return model.policy_of({}), maxes
+    if template.max:
+        maxes.append(dict(template.max))
+    return model.policy_of(template.properties), maxes
 
 
 def end_apps(m: Monitor, rv: RMView, call: Call) -> None:
@@ -187,7 +195,9 @@ def accepted(m: Monitor, rv: RMView, call: Call, add: si.AddApplicationRequest,
         placeholder_timeout=timeout / 1000.0 if timeout > 0 else 15 * 60.0,
         state_since=call.now,
         group=limits.group_for(part.chain(path), add.ugi.groups) if part else "",
-        placed_by=placed.rule if placed is not None else 0)
+        placed_by=placed.rule if placed is not None else 0,
+        placed_after_refusal=placed is not None and placed.refused > 0,
+        placed_by_default=placed is not None and placed.fallback)
     rv.finished.pop(app_id, None)
     for k in [k for k in rv.asks if k[0] == app_id]:
         del rv.asks[k]

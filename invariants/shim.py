@@ -90,6 +90,10 @@ class AppView:
     ``maxapplications`` slot) and not Accepted since: Running or Completing keep the slot."""
     placed_by: int = 0
     """Which placement rule placed it by the checker's reading, from 0 (coverage only)."""
+    placed_after_refusal: bool = False
+    """An earlier rule's queue refused it (ACL or draining leaf) (coverage only)."""
+    placed_by_default: bool = False
+    """No rule placed it; ``root.default`` took it (coverage only)."""
     user: str = field(init=False)
     """The submitting user (its limits apply)."""
 

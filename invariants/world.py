@@ -261,11 +261,16 @@ class World:
             record.state["refused_guarantee"] = True
         if step.call == "update_application" and self._template_inherited(record):
             record.state["template_inherited"] = True
-        if step.call == "update_application" and any(
-                (app := rv.apps.get(a.application_id)) is not None and app.placed_by > 0
-                for r in record.of("update_application") for a in r.accepted
-                for rv in self.shim.rms.values()):
-            record.state["later_rule"] = True
+        if step.call == "update_application":
+            placed = [app for r in record.of("update_application") for a in r.accepted
+                      for rv in self.shim.rms.values()
+                      if (app := rv.apps.get(a.application_id)) is not None]
+            if any(app.placed_by > 0 for app in placed):
+                record.state["later_rule"] = True
+            if any(app.placed_after_refusal for app in placed):
+                record.state["refused_then_placed"] = True
+            if any(app.placed_by_default for app in placed):
+                record.state["default_queue"] = True
         for t in self._transitions:
             self.coverage.transition(t)
         self.coverage.observe(record)

@@ -2,12 +2,16 @@
 
 The seeds only say the scheduler places an application "into a queue according
 to policy, taking into account the requested queue" (``002``
-AddApplicationRequest.queueName); the rules follow Apache YuniKorn. Rules are
-tried in order; each proposes a queue path. An existing leaf is taken; a
-parent queue fails the rule; a missing queue is created when the rule says
-``create: true`` (the new queues are unmanaged: no quota of their own, removed
-when empty), otherwise the next rule is tried. With no rules configured the
-requested queue must exist (YuniKorn's behaviour without placement rules).
+AddApplicationRequest.queueName); the rules follow Apache YuniKorn's
+``PlaceApplication``. Rules are tried in order; each proposes a queue path. An
+existing leaf the user may submit to and that is not draining is taken; a
+missing queue is created when the rule says ``create: true`` and the user may
+submit to its nearest existing ancestor (the new queues are unmanaged: no quota
+of their own, removed when empty). Anything else (a parent, a draining leaf, a
+refused ACL, a missing queue without ``create``) fails the rule and the next is
+tried. When no rule places the application, ``root.default`` takes it if it
+exists and passes the same checks. With no rules configured a single
+``provided`` rule without ``create`` stands in (YuniKorn's implicit rule).
 
 Supported rules: ``provided`` (the requested queue), ``user`` (the user's
 name), ``fixed`` (``value``), ``tag`` (the application tag named by
@@ -37,6 +41,11 @@ class Placement:
     path: str
     create: tuple[str, ...] = ()
 
+    @property
+    def anchor(self) -> str:
+        """The existing queue it goes to, or creates its queues below."""
+        return self.path.rsplit(".", len(self.create))[0] if self.create else self.path
+
 
 @dataclass(frozen=True, slots=True)
 class QueueInfo:
@@ -46,6 +55,15 @@ class QueueInfo:
 
 
 Lookup = Callable[[str], QueueInfo | None]
+Refusal = Callable[[Placement], str]
+"""Why the application may not go where a rule placed it (empty: it may): for an
+existing leaf a draining queue or the submit ACL, for queues to create the submit
+ACL of their nearest existing ancestor (YuniKorn ``PlaceApplication``)."""
+
+DEFAULT_QUEUE = f"{ROOT_QUEUE}.default"
+"""Where an application no rule places goes, if it exists (YuniKorn
+``DefaultPlacementQueue``)."""
+_IMPLICIT = PlacementRuleConfig(name="provided")
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -164,16 +182,41 @@ def _created(path: str, lookup: Lookup) -> Placement | None:
 
 
 def place(rules: Sequence[PlacementRuleConfig], queue_name: str, user: str,
-          groups: Sequence[str], tags: Mapping[str, str], lookup: Lookup) -> Placement | str:
+          groups: Sequence[str], tags: Mapping[str, str], lookup: Lookup,
+          refusal: Refusal) -> Placement | str:
     """The placement for an application, or the reason there is none."""
-    if not rules:
-        path = qualify(queue_name)
-        if not path:
-            return "no queue name given and no placement rules configured"
-        return Placement(path)
-    for rule in rules:
+    refused: list[str] = []
+    for rule in rules or (_IMPLICIT,):
         placement = _resolve(rule, queue_name, user, groups, tags, lookup)
-        if placement is not None:
+        if placement is None:
+            continue
+        reason = refusal(placement)
+        if not reason:
             return placement
-    names = ", ".join(r.name for r in rules)
-    return f"no placement rule ({names}) found a queue for the application"
+        refused.append(reason)
+    default = lookup(DEFAULT_QUEUE)
+    if default is not None and default.is_leaf:
+        reason = refusal(Placement(DEFAULT_QUEUE))
+        if not reason:
+            return Placement(DEFAULT_QUEUE)
+        if reason not in refused:
+            refused.append(reason)
+    if rules:
+        names = ", ".join(r.name for r in rules)
+        head = f"no placement rule ({names}) found a queue for the application"
+        return f"{head}: {'; '.join(refused)}" if refused else head
+    return "; ".join([*filter(None, [_unplaced(queue_name, lookup)]), *refused])
+
+
+def _unplaced(queue_name: str, lookup: Lookup) -> str:
+    """Why the implicit ``provided`` rule did not place an application (empty: it did, and
+    the refusal says why it may not go there)."""
+    path = qualify(queue_name)
+    if not path:
+        return "no queue name given and no placement rules configured"
+    found = lookup(path) if all(QUEUE_NAME_RE.fullmatch(p) for p in path.split(".")) \
+        else None
+    if found is None:
+        return f"queue {path} does not exist"
+    return "" if found.is_leaf else \
+        f"queue {path} is a parent queue; applications go to leaf queues"

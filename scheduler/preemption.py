@@ -82,9 +82,13 @@ def policy_of(own: Mapping[str, str], parent: Queue | None) -> str:
     return value if value in (FENCE, DISABLED) else DEFAULT
 
 
-def configure(queue: Queue, own: Mapping[str, str]) -> None:
-    """Set the queue's preemption settings from its own and its effective properties."""
-    queue.preemption_policy = policy_of(own, queue.parent)
+def configure(queue: Queue, own: Mapping[str, str], inherits: bool = True) -> None:
+    """Set the queue's preemption settings from its own and its effective properties.
+
+    A queue a placement rule creates (``inherits=False``) does not take ``disabled`` from
+    its parent: YuniKorn merges parent properties into configured queues only.
+    """
+    queue.preemption_policy = policy_of(own, queue.parent if inherits else None)
     queue.preemption_delay = delay_of(queue.properties)
 
 

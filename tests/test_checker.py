@@ -417,7 +417,8 @@ def test_a_created_leaf_below_a_draining_parent_takes_no_new_application(broken:
         rejected = [r for kind, msg in world.shim.observed if kind == "update_application"
                     for r in msg.rejected]
         assert [(r.application_id, r.reason) for r in rejected] == [
-            ("a2", "queue root.org is draining")]
+            ("a2", "no placement rule (user) found a queue for the application: "
+                   "queue root.org is draining")]
         return
     with applied(by_name("queues.draining_parent_accepts_apps")):
         problems = world.run(submit("a2"))
@@ -441,38 +442,28 @@ _TEAM_CONFIG = """partitions:
 
 
 @pytest.mark.parametrize("broken", [False, True])
-def test_a_created_parent_passes_on_what_it_took_not_a_later_configuration(
-        broken: bool) -> None:
-    """``root.org`` and ``root.org.team`` are created with ``a1``'s leaf; a reload then
-    configures ``root.org`` as fifo. The created ``root.org.team`` keeps the fair it took, and
-    so does the leaf created below it for ``a2`` (a counterexample of a fresh-seed check: the
-    checker had read the leaf's properties from today's ``root.org``). The broken core
-    ``queues.created_leaf_no_inherited_properties`` is caught there."""
+def test_a_created_queue_takes_no_properties_from_its_parent(broken: bool) -> None:
+    """Below a fair ``root`` without a childtemplate, the parents and the leaf a placement
+    rule creates for ``a1`` are fifo: a created queue takes its parent's childtemplate, not
+    its properties (YuniKorn, YUNIKORN-809). The broken core
+    ``queues.created_inherits_parent_properties`` makes the leaf fair and is caught there."""
     world = World(coverage=Coverage())
-
-    def submit(app_id: str, namespace: str) -> Step:
-        return Step("update_application", si.ApplicationRequest(rm_id="rm", new=[
-            si.AddApplicationRequest(application_id=app_id, queue_name="root.other",
-                                     partition_name="default", tags={"namespace": namespace},
-                                     ugi=si.UserGroupInformation(user="u"))]))
-
-    fifo_org = ("          - name: org\n            parent: true\n"
-                "            properties: {application.sort.policy: fifo}\n")
-    for step in (Step("register_resource_manager", si.RegisterResourceManagerRequest(
-            rm_id="rm", policy_group="q", config=_TEAM_CONFIG % "")), submit("a1", "ns1"),
-            Step("update_configuration", si.UpdateConfigurationRequest(
-                rm_id="rm", policy_group="q", config=_TEAM_CONFIG % fifo_org))):
-        assert world.run(step) == []
-    assert world.shim.rms["rm"].apps["a1"].path == "root.org.team.ns1"
+    submit = Step("update_application", si.ApplicationRequest(rm_id="rm", new=[
+        si.AddApplicationRequest(application_id="a1", queue_name="root.other",
+                                 partition_name="default", tags={"namespace": "ns1"},
+                                 ugi=si.UserGroupInformation(user="u"))]))
+    assert world.run(Step("register_resource_manager", si.RegisterResourceManagerRequest(
+        rm_id="rm", policy_group="q", config=_TEAM_CONFIG % ""))) == []
     if not broken:
-        assert world.run(submit("a2", "ns2")) == []
+        assert world.run(submit) == []
         queues = world.api.state_dump()["partitions"][0]["queues"]
         policies = {q["path"]: q["sort_policy"] for q in queues}
-        assert world.shim.rms["rm"].apps["a2"].path == "root.org.team.ns2"
-        assert policies["root.org.team.ns2"] == "fair"
+        assert world.shim.rms["rm"].apps["a1"].path == "root.org.team.ns1"
+        assert policies["root.other"] == "fair"
+        assert policies["root.org.team.ns1"] == "fifo"
         return
-    with applied(by_name("queues.created_leaf_no_inherited_properties")):
-        problems = world.run(submit("a2", "ns2"))
+    with applied(by_name("queues.created_inherits_parent_properties")):
+        problems = world.run(submit)
     assert "protocol.config_applied" in [v.invariant for v in problems]
 
 

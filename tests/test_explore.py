@@ -197,6 +197,7 @@ def test_a_scope_runs_on_another_configuration(tmp_path: Path) -> None:
     ("release.unsolicited_confirmation_taken", "gang", 5),
     ("quota.leaf_max_only", "quota", 4),
     ("placement.creates_without_create", "admission", 1),
+    ("placement.default_queue_ignored", "admission", 1),
     ("recovery.placeholder_recovered_as_real", "gang", 5),
     ("limits.wildcard_over_named", "limits", 3),
     ("nodes.binpacking_ignored", "sorting", 5),

@@ -197,8 +197,9 @@ def test_child_template_configures_created_leaves() -> None:
 
 
 def test_a_created_leaf_takes_its_templates_guarantee_and_maxapplications() -> None:
-    """The template's guaranteed and maxapplications reach the leaf, and the parent's
-    properties are inherited under the template's own: the second application waits."""
+    """The template's guaranteed and maxapplications reach the leaf, and nothing of the
+    parent's properties (YUNIKORN-809): its stateaware stays with it, the leaf sorts fifo.
+    The second application waits."""
     api, shim, rec, _clock = make(NS_CONFIG + (
         "            properties:\n              application.sort.policy: stateaware\n"
         "            childtemplate:\n              maxapplications: 1\n"
@@ -206,7 +207,8 @@ def test_a_created_leaf_takes_its_templates_guarantee_and_maxapplications() -> N
     submit(api, "app-1", tags={"namespace": "dev"})
     submit(api, "app-2", tags={"namespace": "dev"})
     dev = dumped(api, "root.ns.dev")
-    assert dev["guaranteed"] == {"memory": 20} and dev["sort_policy"] == "stateaware"
+    assert dev["guaranteed"] == {"memory": 20} and dev["sort_policy"] == "fifo"
+    assert dumped(api, "root.ns")["sort_policy"] == "stateaware"
     assert _node_and_asks(api, {"app-1": 1, "app-2": 1}) == 1
     assert [a.application_id for a in shim.allocations] == ["app-1"]
     assert check_all(CheckContext(api, recorder=rec)) == []
@@ -425,3 +427,106 @@ def test_queue_names_from_the_shim_fold_to_lower_case() -> None:
     submit(api, "app-1", "root.FixedQ")
     assert shim.accepted_apps == ["app-1"]
     assert app_queue(api, "app-1") == "root.fixedq"
+
+
+# YuniKorn's ``PlaceApplication``: a refusal fails the rule, and root.default takes what no
+# rule places (``pkg/scheduler/placement/placement.go``).
+
+_REFUSING = """partitions:
+  - name: default
+    placementrules:
+      - name: provided
+      - name: fixed
+        value: root.open
+    queues:
+      - name: root
+        queues:
+          - name: closed
+            submitacl: "bob"
+          - name: open
+            submitacl: "*"
+%s"""
+_DEFAULT_LEAF = """          - name: default
+            submitacl: "alice"
+"""
+
+
+def test_a_queue_the_user_may_not_submit_to_passes_the_application_to_the_next_rule() -> None:
+    """``provided`` names ``root.closed``, whose ACL refuses alice: the rule fails like one
+    naming a parent, and ``fixed`` places her application; bob stays where he asked."""
+    api, shim, rec, _clock = make(_REFUSING % "")
+    submit(api, "app-1", "root.closed", user="alice")
+    submit(api, "app-2", "root.closed", user="bob")
+    assert shim.accepted_apps == ["app-1", "app-2"]
+    assert app_queue(api, "app-1") == "root.open"
+    assert app_queue(api, "app-2") == "root.closed"
+    assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+def test_a_draining_leaf_passes_the_application_to_the_next_rule() -> None:
+    """A reload removes ``root.closed`` while bob's application runs there: it drains, and a
+    new application asking for it goes where the next rule says."""
+    api, shim, rec, _clock = make(_REFUSING % "")
+    submit(api, "app-1", "root.closed", user="bob")
+    without_closed = (_REFUSING % "").replace(
+        '          - name: closed\n            submitacl: "bob"\n', "")
+    api.update_configuration(si.UpdateConfigurationRequest(rm_id=RM, config=without_closed))
+    submit(api, "app-2", "root.closed", user="bob")
+    assert shim.accepted_apps == ["app-1", "app-2"]
+    assert app_queue(api, "app-2") == "root.open"
+    states = {q["path"]: q["state"] for q in api.state_dump()["partitions"][0]["queues"]}
+    assert states["root.closed"] == "Draining"
+    assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+def test_root_default_takes_what_no_rule_places_if_the_user_may_submit_there() -> None:
+    """Only ``tag`` is configured and the application has no namespace: ``root.default``
+    takes alice's; its ACL refuses carol, whose rejection says why each queue refused."""
+    config = ("partitions:\n  - name: default\n    placementrules:\n"
+              "      - name: tag\n        value: namespace\n"
+              "    queues:\n      - name: root\n        queues:\n" + _DEFAULT_LEAF)
+    api, shim, rec, _clock = make(config)
+    submit(api, "app-1", user="alice")
+    submit(api, "app-2", user="carol")
+    assert shim.accepted_apps == ["app-1"]
+    assert app_queue(api, "app-1") == "root.default"
+    assert [(r.application_id, r.reason) for r in shim.rejected_apps] == [(
+        "app-2", "no placement rule (tag) found a queue for the application: user 'carol' is "
+                 "not allowed to submit to queue root.default")]
+    assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+def test_without_rules_a_missing_or_unnamed_queue_goes_to_root_default() -> None:
+    """No rules: the implicit ``provided`` rule, then ``root.default``."""
+    config = ("partitions:\n  - name: default\n    queues:\n      - name: root\n"
+              "        queues:\n          - name: a\n            submitacl: \"*\"\n"
+              + _DEFAULT_LEAF)
+    api, shim, rec, _clock = make(config)
+    submit(api, "app-1", "root.a")
+    submit(api, "app-2", "root.nope")
+    submit(api, "app-3", "")
+    submit(api, "app-4", "root.nope", user="carol")
+    assert shim.accepted_apps == ["app-1", "app-2", "app-3"]
+    assert [app_queue(api, a) for a in ("app-1", "app-2", "app-3")] == [
+        "root.a", "root.default", "root.default"]
+    submit(api, "app-5", "root.default", user="carol")
+    assert [(r.application_id, r.reason) for r in shim.rejected_apps] == [
+        ("app-4", "queue root.nope does not exist; user 'carol' is not allowed to submit to "
+                  "queue root.default"),
+        ("app-5", "user 'carol' is not allowed to submit to queue root.default")]
+    assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+def test_a_leaf_created_below_a_fair_parent_without_a_template_is_fifo_and_takes_gangs() -> None:
+    """YUNIKORN-809: a created queue takes its parent's childtemplate, never its parent's
+    properties, so a gang is admitted below a fair parent that has no template."""
+    api, shim, rec, _clock = make(NS_CONFIG + (
+        "            properties:\n              application.sort.policy: fair\n"))
+    api.update_application(si.ApplicationRequest(rm_id=RM, new=[si.AddApplicationRequest(
+        application_id="gang-1", tags={"namespace": "dev"},
+        ugi=si.UserGroupInformation(user="alice"),
+        placeholder_ask=si.Resource.of(memory=10))]))
+    assert shim.accepted_apps == ["gang-1"]
+    assert dumped(api, "root.ns.dev")["sort_policy"] == "fifo"
+    assert dumped(api, "root.ns")["sort_policy"] == "fair"
+    assert check_all(CheckContext(api, recorder=rec)) == []

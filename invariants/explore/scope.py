@@ -596,8 +596,9 @@ SCOPES: dict[str, Scope] = {s.name: s for s in (
           kinds=frozenset({"node", "submit", "ask", "schedule", "release", "reload",
                            "remove_app", "tick", "restart"}),
           depth=8),
-    Scope("admission", "who may submit where: placement without create, ACLs, "
-          "maxapplications, gangs over a max or in a fair queue, an empty user",
+    Scope("admission", "who may submit where: placement without create (root.default takes "
+          "what it does not place), ACLs, maxapplications, gangs over a max or in a fair "
+          "queue, an empty user",
           nodes=(("node-1", 40),),
           apps=(AppShape("app-1", "root.parent.batch", (AskShape("k1", 10),)),
                 AppShape("app-2", "root.parent.batch", (AskShape("k1", 10),), user="bob"),

@@ -105,9 +105,9 @@ BEYOND_SCOPES: dict[str, str] = {
         "no scope sends a gang's placeholders again while some of them run",
     "rm.paused_rm_timers_fire": "no scope runs a cycle while the RM is paused: a restart "
                                 "registers again within the same action",
-    "queues.created_leaf_no_inherited_properties":
-        "no scope's configured ancestor of a created leaf sets a property its template "
-        "does not",
+    "queues.created_inherits_parent_properties":
+        "every leaf the template scope creates gets a childtemplate, and no scope's parent "
+        "of a created queue sets a property that shows without one",
     "queues.finished_application_kept_in_queue":
         "no scope completes an application in a created queue (the template scope does not "
         "move the clock)",
@@ -123,6 +123,12 @@ BEYOND_SCOPES: dict[str, str] = {
     "nodes.update_keeps_order":
         "no scope changes a node's capacity or occupied resource (an UPDATE)",
     "queues.draining_parent_accepts_apps": "no scope's reload removes a queue",
+    "placement.refusal_rejects": "no scope's rule proposes a queue that refuses the "
+                                 "application: every scope's root admits everyone and no "
+                                 "leaf drains",
+    "placement.default_queue_unchecked": "no scope's root.default refuses an application "
+                                         "(every scope's root admits everyone)",
+    "queues.created_below_draining_queue": "no scope's reload removes a queue",
     "reservations.cancel_keeps_memos":
         "no scope's asks differ in more than one resource (every ask takes one core)",
 }

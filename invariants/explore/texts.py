@@ -45,9 +45,11 @@ partitions:
                 maxapplications: 1
                 properties:
                   application.sort.policy: fair
+          - name: default
 """
 """The ``admission`` scope's configuration: the ``provided`` placement rule without
-``create``, an ACL on a leaf that root's ``*`` overrides, ``maxapplications: 1``."""
+``create``, an ACL on a leaf that root's ``*`` overrides, ``maxapplications: 1``, and a
+``root.default`` leaf that takes what the rule does not place."""
 
 RELOADED = CONFIG.replace("max: {memory: 30}", "max: {memory: 10}")
 """The configuration a ``reload`` action switches to and back from: a lower parent max."""

@@ -10,6 +10,7 @@ from scheduler import si
 from scheduler.trace import Step
 
 from .. import model
+from ..configs import USERS
 from ..world import World
 from . import NA, Gen, register, removal_prefix, rule
 from .cluster import new_node
@@ -193,10 +194,20 @@ def reshape_config(g: Gen) -> Iterator[Step]:
                  if v.live and v.path.startswith(path + ".")
                  and v.partition == (partition or "default")]
         if below:
-            again = g.reshape.choice(below).submitted.get().model_copy(
-                update={"application_id": g.new_id("app-")})
+            original = g.reshape.choice(below).submitted.get()
+            again = [original.model_copy(update={"application_id": g.new_id("app-")})]
+            # And with another namespace or user: its rule would create a new queue below
+            # the draining parent, which takes no new child either (its id is not drawn
+            # from the counter, so the ids after it stay as they were).
+            update: dict[str, Any] = {"application_id": f"{again[0].application_id}-x"}
+            if original.tags.get("namespace"):
+                update["tags"] = {**original.tags, "namespace": "fresh-ns"}
+            else:
+                user, groups = g.reshape.choice([u for u in USERS if u[0] != original.ugi.user])
+                update["ugi"] = si.UserGroupInformation(user=user, groups=list(groups))
+            again.append(original.model_copy(update=update))
             yield g.request("update_application", si.ApplicationRequest(
-                rm_id=g.rm_id, new=[again]))
+                rm_id=g.rm_id, new=again))
     elif target in g.removed and target in config.partitions and g.next_id % 2 == 0:
         # A node that still names the removed partition (it drains, or is gone); drawn off
         # the id counter, so the rule's random stream stays what it was.

@@ -85,6 +85,11 @@ def resubmit_app(g: Gen) -> Iterator[Step]:
     if rv is None or not rv.apps:
         return
     app_id = g.pick(sorted(rv.apps))
+    ended = [a for a, v in sorted(rv.apps.items()) if not v.live]
+    if ended and g.next_id % 2 == 0:
+        # Every other time an ended one, while there is one (drawn off the id counter, so
+        # the case's stream stays as it was).
+        app_id = ended[g.next_id // 2 % len(ended)]
     view = rv.apps[app_id]
     request = view.submitted.get().model_copy()
     yield _add(g, request)
@@ -821,7 +826,11 @@ def _lands(pm: model.PartitionModel, leaf: str, user: str, groups: tuple[str, ..
         q = pm.queues.get(path)
         return None if q is None else q.leaf
 
-    placed = model.place(pm.rules, leaf, user, groups, {"namespace": "ns1"}, lookup)
+    def may(placed: model.Placed) -> bool:
+        # A rule whose queue the user may not submit to passes the application on.
+        return model.may_submit(pm.chain(placed.anchor), user, groups)
+
+    placed = model.place(pm.rules, leaf, user, groups, {"namespace": "ns1"}, lookup, may)
     return placed is not None and placed.path == leaf and not placed.create
 
 

@@ -35,15 +35,20 @@ def add_application(p: PartitionState, req: si.AddApplicationRequest) -> None:
         queue = p.queues.get(path)
         return None if queue is None else QueueInfo(queue.is_leaf)
 
-    placement = place(p.placement_rules, req.queue_name, user, groups, req.tags, queue_info)
+    def refusal(placement: Placement) -> str:
+        return placement_refusal(p, placement, user, groups)
+
+    placement = place(p.placement_rules, req.queue_name, user, groups, req.tags, queue_info,
+                      refusal)
     path = placement.path if isinstance(placement, Placement) else qualify(req.queue_name)
     app = Application(
         app_id, p.name, None, path or req.queue_name, user, groups, p.core.next_seq(),
         p.core.clock.now(), dict(req.tags), req.execution_timeout_milli_seconds,
         req.placeholder_ask.as_dict() if req.placeholder_ask else None,
     )
-    reason = refused_outright(req) or (placement if isinstance(placement, str)
-                                       else check_submission(p, app, req, placement))
+    reason = refused_outright(req) or (
+        f"partition {p.name} is {p.state.lower()}" if p.state != "Active" else
+        placement if isinstance(placement, str) else check_submission(p, app, req, placement))
     if existing is not None:
         del p.apps[app_id]
     p.apps[app_id] = app
@@ -78,33 +83,37 @@ def refused_outright(req: si.AddApplicationRequest) -> str:
     return ""
 
 
+def placement_refusal(p: PartitionState, placement: Placement, user: str,
+                      groups: list[str]) -> str:
+    """Why a placement rule's queue fails the rule (YuniKorn ``PlaceApplication``): an
+    existing leaf on a draining path, or a submit ACL that refuses the user (for queues to
+    create, the ACL of their nearest existing ancestor). Queues to create below a draining
+    queue pass here: :func:`check_submission` rejects them, as YuniKorn does."""
+    queue = p.queues[placement.anchor]
+    inactive = next((q for q in queue.ancestry() if q.state != "Active"), None)
+    if inactive is not None:
+        return "" if placement.create else f"queue {inactive.path} is {inactive.state.lower()}"
+    if not acl_allows(queue, user, groups):
+        return f"user {user!r} is not allowed to submit to queue {placement.path}"
+    return ""
+
+
 def check_submission(
     p: PartitionState, app: Application, req: si.AddApplicationRequest, placement: Placement
 ) -> str:
-    """Why the application can not be accepted, or an empty string.
+    """Why the application can not be accepted where it was placed, or an empty string.
 
-    For a queue a placement rule will create, the checks run against its
-    nearest existing ancestor: the new queue has no ACL, quota or policy
-    of its own and inherits the ancestor's properties.
+    For queues a placement rule will create, the checks run against their
+    nearest existing ancestor: it must be active (YuniKorn adds no child to a
+    draining queue), and the new leaf has no quota of its own; its sort
+    policy is the one the ancestor's childtemplate gives (fifo without one).
     """
-    if p.state != "Active":
-        return f"partition {p.name} is {p.state.lower()}"
     path = placement.path
+    queue = p.queues[placement.anchor]
     if placement.create:
-        queue = p.queues.get(path.rsplit(".", len(placement.create))[0])
-        if queue is None or queue.is_leaf:
-            return f"queue {path} can not be created here"
-    else:
-        queue = p.queues.get(path)
-        if queue is None:
-            return f"queue {path} does not exist"
-        if not queue.is_leaf:
-            return f"queue {path} is a parent queue; applications go to leaf queues"
-    for q in queue.ancestry():
-        if q.state != "Active":
-            return f"queue {q.path} is {q.state.lower()}"
-    if not acl_allows(queue, app.user, app.groups):
-        return f"user {app.user!r} is not allowed to submit to queue {path}"
+        for q in queue.ancestry():
+            if q.state != "Active":
+                return f"queue {q.path} is {q.state.lower()}"
     style = req.gang_scheduling_style or "Soft"
     if style not in ("Hard", "Soft"):
         return f"gang scheduling style {req.gang_scheduling_style!r} is not Hard or Soft"
@@ -112,12 +121,12 @@ def check_submission(
     if res.any_positive(app.placeholder_ask):
         policy = queue.sort_policy
         limits = [(q.path, q.max) for q in queue.ancestry() if q.max is not None]
-        # The leaf created below ``queue`` (directly, or below parents created with it, which
-        # inherit) takes ``queue``'s template.
-        template = queue.child_template if placement.create else None
-        if template is not None:
-            policy = sort_policy({**queue.properties, **template.properties})
-            if template.resources.max:
+        if placement.create:
+            # The leaf created below ``queue`` (directly, or below parents created with it,
+            # which inherit the template) takes ``queue``'s template and nothing else.
+            template = queue.child_template
+            policy = sort_policy(template.properties if template is not None else {})
+            if template is not None and template.resources.max:
                 limits.insert(0, (path, dict(template.resources.max)))
         if policy == "fair":
             return (f"queue {path} sorts applications fair; gang applications need "

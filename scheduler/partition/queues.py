@@ -141,11 +141,12 @@ def create(p: PartitionState, paths: tuple[str, ...]) -> None:
         is_leaf = i == len(paths) - 1
         queue = Queue(name, parent, is_leaf)
         queue.managed = False
-        queue.properties = dict(parent.properties)
         template = parent.child_template
+        # YuniKorn (YUNIKORN-809): a created queue takes nothing from its parent's
+        # properties; a created leaf takes its parent's childtemplate, properties included.
+        queue.properties = dict(template.properties) if is_leaf and template is not None \
+            else {}
         if is_leaf and template is not None:
-            # YuniKorn: a parent's childtemplate configures the leaves created below it.
-            queue.properties.update(template.properties)
             queue.max = dict(template.resources.max) or None
             queue.guaranteed = dict(template.resources.guaranteed) or None
             queue.max_applications = template.maxapplications
@@ -154,11 +155,8 @@ def create(p: PartitionState, paths: tuple[str, ...]) -> None:
             # created below it, at any depth (kept as it is: a reload leaves it alone).
             queue.child_template = template
         queue.sort_policy = sort_policy(queue.properties)
-        # Offset and policy are the queue's own (YuniKorn does not inherit them): a created
-        # leaf takes them from its parent's childtemplate only.
-        own = template.properties if is_leaf and template is not None else {}
-        priority.configure(queue, own)
-        preemption.configure(queue, own)
+        priority.configure(queue, queue.properties)
+        preemption.configure(queue, queue.properties, inherits=False)
         parent.children[name] = queue
         p.queues[path] = queue
         policies.queue_changed(queue)
