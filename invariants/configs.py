@@ -482,6 +482,12 @@ def _rules(rng: random.Random, root: Mapping[str, Any]) -> list[dict[str, Any]]:
                 # A parent rule's own filter: when it refuses, the whole rule fails.
                 rule["parent"]["filter"] = {"type": side.choice(("allow", "deny")),
                                             "users": [side.choice(("alice", "bob"))]}
+        elif kind in ("tag", "user") and \
+                random.Random(hash((rng.getstate()[1], 2))).random() < 0.3:
+            # The queue the application names as the parent: a leaf named there makes the
+            # rule err, which rejects the application (YuniKorn: "parent rule returned a
+            # leaf queue"); a side stream of its own, every other draw stays.
+            rule["parent"] = {"name": "provided"}
         if rng.random() < 0.2:
             rule["filter"] = {"type": rng.choice(("allow", "deny")),
                               "users": [rng.choice(("alice", "bob", "carol"))]}

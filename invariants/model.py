@@ -344,18 +344,19 @@ def _proposal(rule: PlacementRuleConfig, queue_name: str, user: str,
     return ""
 
 
-def _missing(path: str, lookup: Lookup) -> tuple[str, ...] | None:
-    """The prefixes of a missing ``path`` to create; None when a leaf sits on the way."""
+def _missing(path: str, lookup: Lookup) -> tuple[str, ...]:
+    """The prefixes of a missing ``path`` to create (below a leaf too: that creation is
+    refused later, as YuniKorn's ``createQueue`` refuses it)."""
     parts = path.split(".")
-    missing = []
-    for depth in range(2, len(parts) + 1):
-        prefix = ".".join(parts[:depth])
-        kind = lookup(prefix)
-        if kind is None:
-            missing.append(prefix)
-        elif kind:
-            return None
-    return tuple(missing)
+    prefixes = (".".join(parts[:depth]) for depth in range(2, len(parts) + 1))
+    return tuple(prefix for prefix in prefixes if lookup(prefix) is None)
+
+
+@dataclass(frozen=True)
+class _Error:
+    """A rule that errs: YuniKorn rejects the application, and no later rule is tried."""
+
+    why: str
 
 
 DEFAULT_QUEUE = "root.default"
@@ -377,6 +378,8 @@ def place(rules: Sequence[PlacementRuleConfig], queue_name: str, user: str,
     refused = 0
     for index, rule in enumerate(rules or [_IMPLICIT]):
         placed = _by_rule(rule, index, queue_name, user, groups, tags, lookup)
+        if isinstance(placed, _Error):
+            return None
         if placed is not None:
             if may(placed):
                 return replace(placed, refused=refused)
@@ -389,8 +392,11 @@ def place(rules: Sequence[PlacementRuleConfig], queue_name: str, user: str,
 
 
 def _by_rule(rule: PlacementRuleConfig, index: int, queue_name: str, user: str,
-             groups: Sequence[str], tags: Mapping[str, str], lookup: Lookup) -> Placed | None:
-    """Where one rule would put the application, before anyone's permission is asked."""
+             groups: Sequence[str], tags: Mapping[str, str], lookup: Lookup
+             ) -> Placed | _Error | None:
+    """Where one rule would put the application, before anyone's permission is asked: None
+    when it places nothing, an error for an invalid name or a parent rule naming a leaf
+    (YuniKorn's rules return an error, and the application is rejected)."""
     if not _filter_allows(rule, user, groups):
         return None
     proposed = _proposal(rule, queue_name, user, tags)
@@ -400,36 +406,32 @@ def _by_rule(rule: PlacementRuleConfig, index: int, queue_name: str, user: str,
         path = qualify(proposed)
     else:
         parent = _parent(rule.parent, queue_name, user, groups, tags, lookup)
-        if parent is None:
-            return None
+        if not isinstance(parent, str):
+            return parent
         path = f"{parent}.{proposed}"
     if not all(NAME.fullmatch(part) for part in path.split(".")):
-        return None
+        return _Error("invalid name")
     kind = lookup(path)
     if kind is not None:
         return Placed(path, rule=index) if kind else None
     if not rule.create:
         return None
-    missing = _missing(path, lookup)
-    return None if missing is None else Placed(path, missing, index)
+    return Placed(path, _missing(path, lookup), index)
 
 
 def _parent(rule: PlacementRuleConfig, queue_name: str, user: str, groups: Sequence[str],
-            tags: Mapping[str, str], lookup: Lookup) -> str | None:
-    """A parent rule names a parent queue: an existing parent, or one it may create."""
+            tags: Mapping[str, str], lookup: Lookup) -> str | _Error | None:
+    """A parent rule names a parent queue: an existing parent, or one it may create (a
+    path through a leaf too: the creation below it fails later); an existing leaf or an
+    invalid name is an error."""
     proposed = _proposal(rule, queue_name, user, tags)
     if not proposed or not _filter_allows(rule, user, groups):
         return None
     path = qualify(proposed)
     if not all(NAME.fullmatch(part) for part in path.split(".")):
-        return None
+        return _Error("invalid name")
     kind = lookup(path)
     if kind is not None:
-        return None if kind else path
-    if not rule.create:
-        return None
-    parts = path.split(".")
-    for depth in range(2, len(parts) + 1):
-        if lookup(".".join(parts[:depth])):
-            return None
-    return path
+        return _Error("a leaf named as parent") if kind else path
+    return path if rule.create else None
+

@@ -709,6 +709,15 @@ MUTANTS: tuple[Mutant, ...] = (
       "YuniKorn placement: rules are tried in order until one places the application",
       apps, "place", "    for rule in rules or (_IMPLICIT,):\n",
       "    for rule in (rules or (_IMPLICIT,))[:1]:\n"),
+    M("placement.rule_error_falls_through", "ACL/placement",
+      "YuniKorn PlaceApplication: a rule that errs (an invalid queue name, a parent rule "
+      "naming a leaf) rejects the application; no later rule or root.default is tried",
+      apps, "place", "        if isinstance(placement, str):\n            return ",
+      "        if isinstance(placement, str):\n            continue\n            return "),
+    M("placement.created_below_leaf", "ACL/placement",
+      "YuniKorn createQueue: no queue is created below a leaf queue; the application "
+      "placed there is rejected", apps, "check_submission",
+      "        if queue.is_leaf:\n", "        if False:\n"),
     M("placement.refusal_rejects", "ACL/placement",
       "YuniKorn PlaceApplication: a rule whose leaf is draining or whose queue the user may "
       "not submit to fails like a rule naming a parent, and the next rule is tried",

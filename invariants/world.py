@@ -265,7 +265,7 @@ class World:
             placed = [app for r in record.of("update_application") for a in r.accepted
                       for rv in self.shim.rms.values()
                       if (app := rv.apps.get(a.application_id)) is not None]
-            if any(app.placed_by > 0 for app in placed):
+            if any(app.placed_by > 0 and not app.placed_by_default for app in placed):
                 record.state["later_rule"] = True
             if any(app.placed_after_refusal for app in placed):
                 record.state["refused_then_placed"] = True

@@ -9,9 +9,11 @@ missing queue is created when the rule says ``create: true`` and the user may
 submit to its nearest existing ancestor (the new queues are unmanaged: no quota
 of their own, removed when empty). Anything else (a parent, a draining leaf, a
 refused ACL, a missing queue without ``create``) fails the rule and the next is
-tried. When no rule places the application, ``root.default`` takes it if it
-exists and passes the same checks. With no rules configured a single
-``provided`` rule without ``create`` stands in (YuniKorn's implicit rule).
+tried; an invalid queue name or a parent rule that names a leaf is an error
+that rejects the application at once. When no rule places the application,
+``root.default`` takes it if it exists and passes the same checks. With no rules
+configured a single ``provided`` rule without ``create`` stands in (YuniKorn's
+implicit rule).
 
 Supported rules: ``provided`` (the requested queue), ``user`` (the user's
 name), ``fixed`` (``value``), ``tag`` (the application tag named by
@@ -124,7 +126,10 @@ def _proposal(rule: PlacementRuleConfig, queue_name: str, user: str,
 
 
 def _resolve(rule: PlacementRuleConfig, queue_name: str, user: str, groups: Sequence[str],
-             tags: Mapping[str, str], lookup: Lookup) -> Placement | None:
+             tags: Mapping[str, str], lookup: Lookup) -> Placement | str | None:
+    """Where one rule puts the application: None when the rule fails (the next is tried), a
+    reason when it errs (YuniKorn rejects the application: an invalid queue name, a parent
+    rule naming a leaf)."""
     if not _filter_allows(rule, user, groups):
         return None
     proposed = _proposal(rule, queue_name, user, tags)
@@ -134,12 +139,12 @@ def _resolve(rule: PlacementRuleConfig, queue_name: str, user: str, groups: Sequ
         path = qualify(proposed)
     else:
         parent = _resolve_parent(rule.parent, queue_name, user, groups, tags, lookup)
-        if parent is None:
-            return None
+        if not isinstance(parent, Placement):
+            return parent
         path = f"{parent.path}.{proposed}"
-    parts = path.split(".")
-    if not all(QUEUE_NAME_RE.fullmatch(p) for p in parts):
-        return None
+    invalid = _invalid(path)
+    if invalid:
+        return invalid
     found = lookup(path)
     if found is not None:
         return Placement(path) if found.is_leaf else None
@@ -150,34 +155,37 @@ def _resolve(rule: PlacementRuleConfig, queue_name: str, user: str, groups: Sequ
 
 def _resolve_parent(rule: PlacementRuleConfig, queue_name: str, user: str,
                     groups: Sequence[str], tags: Mapping[str, str],
-                    lookup: Lookup) -> Placement | None:
-    """A parent rule proposes a parent queue: it must be (or be created as) a parent."""
+                    lookup: Lookup) -> Placement | str | None:
+    """A parent rule proposes a parent queue: it must be (or be created as) a parent; one
+    that names a leaf is an error (YuniKorn: "parent rule returned a leaf queue")."""
     proposed = _proposal(rule, queue_name, user, tags)
     if not proposed or not _filter_allows(rule, user, groups):
         return None
     path = qualify(proposed)
-    if not all(QUEUE_NAME_RE.fullmatch(p) for p in path.split(".")):
-        return None
+    invalid = _invalid(path)
+    if invalid:
+        return invalid
     found = lookup(path)
     if found is not None:
-        return None if found.is_leaf else Placement(path)
+        return f"parent rule {rule.name} named the leaf queue {path}" if found.is_leaf \
+            else Placement(path)
     if not rule.create:
         return None
     return _created(path, lookup)
 
 
-def _created(path: str, lookup: Lookup) -> Placement | None:
-    """``path`` with the queues a create rule must make (top first); None when the
-    path runs through a leaf queue, which can have no children."""
+def _invalid(path: str) -> str:
+    bad = next((part for part in path.split(".") if not QUEUE_NAME_RE.fullmatch(part)), None)
+    return "" if bad is None else f"queue name {bad!r} in {path!r} is not valid"
+
+
+def _created(path: str, lookup: Lookup) -> Placement:
+    """``path`` with the queues a create rule must make (top first). A path through a leaf
+    queue is placed too, below that leaf: the leaf's ACL is asked like any anchor's, and
+    the creation is then refused (YuniKorn ``createQueue``)."""
     parts = path.split(".")
-    missing: list[str] = []
-    for depth in range(2, len(parts) + 1):
-        prefix = ".".join(parts[:depth])
-        info = lookup(prefix)
-        if info is None:
-            missing.append(prefix)
-        elif info.is_leaf:
-            return None
+    missing = [prefix for depth in range(2, len(parts) + 1)
+               if lookup(prefix := ".".join(parts[:depth])) is None]
     return Placement(path, tuple(missing))
 
 
@@ -190,6 +198,8 @@ def place(rules: Sequence[PlacementRuleConfig], queue_name: str, user: str,
         placement = _resolve(rule, queue_name, user, groups, tags, lookup)
         if placement is None:
             continue
+        if isinstance(placement, str):
+            return f"placement rule {rule.name} failed: {placement}"
         reason = refusal(placement)
         if not reason:
             return placement
@@ -214,8 +224,7 @@ def _unplaced(queue_name: str, lookup: Lookup) -> str:
     path = qualify(queue_name)
     if not path:
         return "no queue name given and no placement rules configured"
-    found = lookup(path) if all(QUEUE_NAME_RE.fullmatch(p) for p in path.split(".")) \
-        else None
+    found = lookup(path)
     if found is None:
         return f"queue {path} does not exist"
     return "" if found.is_leaf else \

@@ -229,25 +229,52 @@ def test_a_created_queue_goes_when_its_last_application_completes() -> None:
     assert check_all(CheckContext(api, recorder=rec)) == []
 
 
-@pytest.mark.parametrize("text", [
-    # the provided path runs through the leaf root.fixedq
-    "      - name: provided\n        create: true\n",
-    # the parent rule's path (the provided one) runs through the leaf root.fixedq
-    "      - name: user\n        create: true\n        parent:\n          name: provided\n"
-    "          create: true\n",
+@pytest.mark.parametrize("text, reason", [
+    # the provided path runs through the leaf root.fixedq: placed, then not created
+    ("      - name: provided\n        create: true\n",
+     "queue root.fixedq.sub can not be created: root.fixedq is a leaf queue"),
+    # the parent rule (provided) names the leaf root.fixedq.sub's parent path... through a leaf
+    ("      - name: user\n        create: true\n        parent:\n          name: provided\n"
+     "          create: true\n",
+     "queue root.fixedq.sub.alice can not be created: root.fixedq is a leaf queue"),
+    # the parent rule names the leaf itself (the application asks for root.fixedq): it errs
+    ("      - name: user\n        create: true\n        parent:\n          name: provided\n",
+     "placement rule user failed: parent rule provided named the leaf queue root.fixedq"),
 ])
-def test_a_create_rule_whose_path_crosses_a_leaf_falls_through_to_the_next(text: str) -> None:
+def test_a_create_rule_whose_path_crosses_a_leaf_rejects_the_application(
+        text: str, reason: str) -> None:
+    """YuniKorn: a rule that would create a queue below a leaf places the application there
+    and the creation fails (``createQueue``), and a parent rule that names a leaf is an
+    error (``parent rule returned a leaf queue``); either rejects the application, and the
+    rules after it are not tried."""
     config = rules(text + "      - name: fixed\n        value: root.tenants.fallback\n"
                    "        create: true\n")
     api, shim, rec, _clock = make(config)
     before = queues(api)
-    submit(api, "app-1", "root.fixedq.sub")
-    assert shim.accepted_apps == ["app-1"]
-    assert app_queue(api, "app-1") == "root.tenants.fallback"
-    assert queues(api) == [*before, "root.tenants.fallback"]
+    submit(api, "app-1", "root.fixedq" if "parent rule" in reason else "root.fixedq.sub")
+    assert [(r.application_id, r.reason) for r in shim.rejected_apps] == [("app-1", reason)]
+    assert queues(api) == before
     leaf = next(q for q in api.state_dump()["partitions"][0]["queues"]
                 if q["path"] == "root.fixedq")
     assert not leaf["parent"]
+    assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+def test_an_invalid_queue_name_rejects_the_application_before_root_default() -> None:
+    """YuniKorn's rules err on a name that is not valid: the application is rejected, and
+    neither a later rule nor ``root.default`` takes it."""
+    config = ("partitions:\n  - name: default\n    placementrules:\n"
+              "      - name: tag\n        value: namespace\n        create: true\n"
+              "      - name: fixed\n        value: root.default\n"
+              "    queues:\n      - name: root\n        submitacl: '*'\n        queues:\n"
+              "          - name: default\n")
+    api, shim, rec, _clock = make(config)
+    submit(api, "app-1", tags={"namespace": "bad name"})
+    submit(api, "app-2", tags={"namespace": "good"})
+    assert [(r.application_id, r.reason) for r in shim.rejected_apps] == [
+        ("app-1", "placement rule tag failed: queue name 'bad name' in 'root.bad name' is "
+                  "not valid")]
+    assert shim.accepted_apps == ["app-2"]
     assert check_all(CheckContext(api, recorder=rec)) == []
 
 

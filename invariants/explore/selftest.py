@@ -126,6 +126,9 @@ BEYOND_SCOPES: dict[str, str] = {
     "placement.refusal_rejects": "no scope's rule proposes a queue that refuses the "
                                  "application: every scope's root admits everyone and no "
                                  "leaf drains",
+    "placement.rule_error_falls_through": "no scope's rule can err: every parent rule is "
+                                          "fixed, and every name valid",
+    "placement.created_below_leaf": "no scope's application names a queue below a leaf",
     "placement.default_queue_unchecked": "no scope's root.default refuses an application "
                                          "(every scope's root admits everyone)",
     "queues.created_below_draining_queue": "no scope's reload removes a queue",

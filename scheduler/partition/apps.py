@@ -104,13 +104,16 @@ def check_submission(
     """Why the application can not be accepted where it was placed, or an empty string.
 
     For queues a placement rule will create, the checks run against their
-    nearest existing ancestor: it must be active (YuniKorn adds no child to a
-    draining queue), and the new leaf has no quota of its own; its sort
-    policy is the one the ancestor's childtemplate gives (fifo without one).
+    nearest existing ancestor: it must be a parent and active (YuniKorn's
+    ``createQueue`` and ``addChildQueue`` refuse a leaf and a draining queue),
+    and the new leaf has no quota of its own; its sort policy is the one the
+    ancestor's childtemplate gives (fifo without one).
     """
     path = placement.path
     queue = p.queues[placement.anchor]
     if placement.create:
+        if queue.is_leaf:
+            return f"queue {path} can not be created: {queue.path} is a leaf queue"
         for q in queue.ancestry():
             if q.state != "Active":
                 return f"queue {q.path} is {q.state.lower()}"
