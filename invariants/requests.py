@@ -86,11 +86,8 @@ def _admission(m: Monitor, rv: RMView, rm_id: str, add: si.AddApplicationRequest
     if placed is None:
         return None, "placement"
     anchor = placed.anchor
-    kind = lookup(anchor)
-    if placed.create and (kind is None or kind):
+    if placed.create and lookup(anchor):
         return None, "create below a leaf"
-    if not placed.create and kind is not True:
-        return None, "not a leaf"
     if draining(anchor):
         return None, "queue not active"
     style = add.gang_scheduling_style or "Soft"
@@ -195,9 +192,7 @@ def accepted(m: Monitor, rv: RMView, call: Call, add: si.AddApplicationRequest,
         placeholder_timeout=timeout / 1000.0 if timeout > 0 else 15 * 60.0,
         state_since=call.now,
         group=limits.group_for(part.chain(path), add.ugi.groups) if part else "",
-        placed_by=placed.rule if placed is not None else 0,
-        placed_after_refusal=placed is not None and placed.refused > 0,
-        placed_by_default=placed is not None and placed.fallback)
+        placed=placed)
     rv.finished.pop(app_id, None)
     for k in [k for k in rv.asks if k[0] == app_id]:
         del rv.asks[k]

@@ -88,12 +88,9 @@ class AppView:
     ran: bool = False
     """It was told Accepted -> Running (a first real allocation took its
     ``maxapplications`` slot) and not Accepted since: Running or Completing keep the slot."""
-    placed_by: int = 0
-    """Which placement rule placed it by the checker's reading, from 0 (coverage only)."""
-    placed_after_refusal: bool = False
-    """An earlier rule's queue refused it (ACL or draining leaf) (coverage only)."""
-    placed_by_default: bool = False
-    """No rule placed it; ``root.default`` took it (coverage only)."""
+    placed: model.Placed | None = None
+    """How the checker's placement reading placed it: by which rule, after how many
+    refusals, or by ``root.default`` (coverage only)."""
     user: str = field(init=False)
     """The submitting user (its limits apply)."""
 

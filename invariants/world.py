@@ -262,14 +262,14 @@ class World:
         if step.call == "update_application" and self._template_inherited(record):
             record.state["template_inherited"] = True
         if step.call == "update_application":
-            placed = [app for r in record.of("update_application") for a in r.accepted
+            placed = [app.placed for r in record.of("update_application") for a in r.accepted
                       for rv in self.shim.rms.values()
-                      if (app := rv.apps.get(a.application_id)) is not None]
-            if any(app.placed_by > 0 and not app.placed_by_default for app in placed):
+                      if (app := rv.apps.get(a.application_id)) is not None and app.placed]
+            if any(p.rule > 0 and not p.fallback for p in placed):
                 record.state["later_rule"] = True
-            if any(app.placed_after_refusal for app in placed):
+            if any(p.refused > 0 for p in placed):
                 record.state["refused_then_placed"] = True
-            if any(app.placed_by_default for app in placed):
+            if any(p.fallback for p in placed):
                 record.state["default_queue"] = True
         for t in self._transitions:
             self.coverage.transition(t)
