@@ -138,6 +138,41 @@ guarantee (never a victim source), a priority-fenced parent, and a second partit
 with preemption switched off."""
 
 
+CREATED_RULES = """\
+    placementrules:
+      - name: tag
+        value: made
+        create: true
+        parent: {name: fixed, value: root.made}
+      - name: tag
+        value: spare
+        create: true
+        parent: {name: fixed, value: root.spare}
+      - name: provided
+"""
+CREATED_PARENTS = """\
+          - name: made
+            parent: true
+            properties: {preemption.policy: disabled}
+            childtemplate:
+              resources: {guaranteed: {memory: 10}}
+              properties: {preemption.delay: 1s}
+          - name: spare
+            parent: true
+            childtemplate:
+              resources: {guaranteed: {memory: 10}}
+              properties: {preemption.policy: disabled}
+"""
+PREEMPTION_CREATED = PREEMPTION.replace(
+    "  - name: default\n", "  - name: default\n" + CREATED_RULES, 1).replace(
+    "          - name: open\n", "          - name: open\n" + CREATED_PARENTS, 1)
+"""The preemption configuration with leaves placement rules create by tag (``made``,
+``spare``) below two parents: below ``root.made``, preemption.policy disabled but not in
+its template, created leaves may lose tasks; below ``root.spare`` the template disables
+it (YUNIKORN-809: a created queue takes its template's properties, never its parent's).
+Submissions without those tags are placed as without rules."""
+
+
 @dataclass(frozen=True)
 class Shape:
     """A drawn configuration and the names a shim may use with it."""
@@ -149,12 +184,14 @@ class Shape:
 
 def draw(rng: random.Random) -> Shape:
     """A valid configuration drawn at random (the default one a quarter of the time, the
-    preemption one about a sixth)."""
+    preemption one about a sixth, most of those with created leaves)."""
     draw = rng.random()
     if draw < 0.25:
         return shape_of(DEFAULT)
     if draw < 0.4:
-        return shape_of(PREEMPTION)
+        # Most of them with created leaves, from a side stream: the others stay as
+        # they were.
+        return shape_of(PREEMPTION_CREATED if _side(rng).random() < 0.6 else PREEMPTION)
     for _ in range(20):
         text = _generate(rng)
         try:
@@ -336,6 +373,13 @@ def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
                 template.setdefault("resources", {})["guaranteed"] = {
                     "memory": side.choice([g for g in (10, 20) if top is None or g <= top]
                                           or [top])}
+            # Preemption settings a created leaf takes from the template alone, never from
+            # its parent (YUNIKORN-809): a disabled parent does not disable it.
+            if side.random() < 0.4:
+                template["properties"]["preemption.policy"] = side.choice(
+                    ("disabled", "Disabled", "fence", "default"))
+            if side.random() < 0.3:
+                template["properties"]["preemption.delay"] = side.choice(("1ms", "5s", "1m"))
             q["childtemplate"] = template
     return q
 

@@ -65,7 +65,19 @@ def end_reload(m: Monitor, call: Call, rv: RMView | None, req: si.UpdateConfigur
         m.report(P.CONFIG_APPLIED, f"rm {req.rm_id}",
                  "an invalid configuration was accepted by a reload")
         return
+    _created_after_reload(rv)
     _check_config(m, req.rm_id, rv.config)
+
+
+def _created_after_reload(rv: RMView) -> None:
+    """A queue a placement rule created that the configuration now names is a configured
+    queue from here on (a later reload that drops it drains it): its creation record no
+    longer applies. The others never drain themselves (YuniKorn marks managed queues
+    only); they drain for admission only through a draining queue above them."""
+    for name, made in rv.created.items():
+        part = rv.config.partition(name)
+        for path in [path for path in made if part is not None and path in part.queues]:
+            del made[path]
 
 
 def _check_config(m: Monitor, rm_id: str, config: model.ConfigModel) -> None:

@@ -293,6 +293,12 @@ def _refused_guarantee(rec: StepRecord) -> bool:
     return bool(rec.state.get("refused_guarantee"))
 
 
+@goal("preemption.created_victim", "A preemption took a victim from a leaf a placement "
+      "rule created (its guarantee and preemption settings are its childtemplate's).")
+def _created_victim(rec: StepRecord) -> bool:
+    return bool(rec.state.get("created_victim"))
+
+
 @goal("preemption.while_releasing", "A preemption released its victims while victims of "
       "an earlier one were still being released (not yet confirmed by the RM).")
 def _preempted_while_releasing(rec: StepRecord) -> bool:

@@ -67,6 +67,7 @@ class Created:
 
     template: Template | None
     hands_down: Template | None = None
+    leaf: bool = True
 
     @property
     def properties(self) -> dict[str, str]:
@@ -109,7 +110,28 @@ def created_record(part: PartitionModel, path: str, leaf: bool,
     """The record of queue ``path`` created now under ``part`` (``made``: the records of the
     created queues that exist, its parent's included when that was created too)."""
     template = handed_down(part, made or {}, path.rsplit(".", 1)[0])
-    return Created(template, None) if leaf else Created(None, template)
+    return Created(template, None, True) if leaf else Created(None, template, False)
+
+
+def created_queue(path: str, record: Created) -> QueueModel:
+    """A created queue read like a configured one: a leaf has its template's quotas and
+    properties as its own (nothing inherited, YUNIKORN-809), a parent has nothing."""
+    t = record.template if record.leaf else None
+    props = dict(t.properties) if t is not None else {}
+    return QueueModel(path, record.leaf, t.max if t else None, t.guaranteed if t else None,
+                      t.max_applications if t else 0, props, None, None, record.hands_down,
+                      own=props, created=True)
+
+
+def queue_at(part: PartitionModel, made: Mapping[str, Created], path: str
+             ) -> QueueModel | None:
+    """The queue at ``path``: configured, else created (from the shim's record of its
+    creation), else None (one the configuration dropped: draining)."""
+    configured = part.queues.get(path)
+    if configured is not None:
+        return configured
+    record = made.get(path)
+    return created_queue(path, record) if record is not None else None
 
 
 @dataclass(frozen=True)
@@ -142,6 +164,8 @@ class QueueModel:
     own: Mapping[str, str] = field(default_factory=dict)
     """The queue's own properties (``priority.offset`` and ``priority.policy`` are not
     inherited)."""
+    created: bool = False
+    """Made by a placement rule (:func:`created_queue`), not configured."""
 
     @property
     def sort_policy(self) -> str:
@@ -221,13 +245,14 @@ def _partition(p: PartitionConfig) -> PartitionModel:
             dict(tpl.resources.max) or None, dict(tpl.resources.guaranteed) or None,
             tpl.maxapplications, dict(tpl.properties))
         template = template_from(own, parent.template if parent is not None else None)
+        limits = _limits(cfg)
         model = QueueModel(
             path=path, leaf=not cfg.queues and not cfg.parent,
             max=dict(cfg.resources.max) or None,
             guaranteed=dict(cfg.resources.guaranteed) or None,
             max_applications=cfg.maxapplications, properties=props,
             submitacl=cfg.submitacl, adminacl=cfg.adminacl, template=template,
-            own=dict(cfg.properties), **_limits(cfg))
+            own=dict(cfg.properties), users=limits["users"], groups=limits["groups"])
         queues[path] = model
         for child in cfg.queues:
             walk(child, model)

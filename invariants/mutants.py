@@ -851,6 +851,17 @@ MUTANTS: tuple[Mutant, ...] = (
       "are inherited'): a queue a placement rule creates takes no properties from its "
       "parent; a created leaf takes its parent's childtemplate's only (fifo without one)",
       queues, "create", "            else {}\n", "            else dict(parent.properties)\n"),
+    M("preemption.created_template_ignored", "preemption",
+      "YuniKorn YUNIKORN-809: a queue a placement rule creates takes its preemption.policy "
+      "and preemption.delay from its parent's childtemplate (a disabled template: its "
+      "tasks are never victims)",
+      queues, "create", "preemption.configure(queue, queue.properties, inherits=False)",
+      "preemption.configure(queue, {}, inherits=False)"),
+    M("queues.removed_leaf_with_apps_stays_active", "queues",
+      "004 'Configurations & Semantics', 003: a queue a reload removes drains (it takes no "
+      "new application) even while applications still run in it",
+      queues, "_drain_unconfigured", "        if queue.state == \"Active\" and queue.managed:\n",
+      "        if queue.state == \"Active\" and queue.managed and not queue.apps:\n"),
     M("queues.created_never_removed", "queues",
       "YuniKorn: a queue a placement rule created is removed once it holds nothing",
       queues, "cleanup", '(queue.state == "Draining" or not queue.managed)',

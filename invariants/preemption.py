@@ -90,10 +90,12 @@ def victim_fields(ask: AskView) -> dict[str, Any]:
 # ---------------------------------------------------------------- the configuration
 
 
-def configured_chain(part: model.PartitionModel, path: str) -> list[model.QueueModel] | None:
-    """The configured queues from ``path`` up to root, or None when a level is not
-    configured (a queue a placement rule created: not judged)."""
-    chain = [part.queues.get(p) for p in model.path_prefixes(path)]
+def queue_chain(rv: RMView, part: model.PartitionModel, path: str
+                ) -> list[model.QueueModel] | None:
+    """The queues from ``path`` up to root, configured or created (as the shim recorded
+    their creation), or None when a level is neither (a removed queue, draining)."""
+    made = rv.created.get(part.name, {})
+    chain = [model.queue_at(part, made, p) for p in model.path_prefixes(path)]
     return None if any(q is None for q in chain) else [q for q in chain if q is not None]
 
 
@@ -102,11 +104,12 @@ def _policy(q: model.QueueModel) -> str:
 
 
 def disabled(chain: Sequence[model.QueueModel]) -> bool:
-    """``disabled`` is the one preemption policy children inherit; a queue's own value,
-    even one that reads as default, overrides its parent's."""
+    """``disabled`` is the one preemption policy configured children inherit; a queue's
+    own value, even one that reads as default, overrides its parent's. A created queue
+    inherits nothing (YUNIKORN-809): only its template's value counts."""
     for q in chain:
         policy = _policy(q)
-        if policy:
+        if policy or q.created:
             return policy == "disabled"
     return False
 
@@ -176,14 +179,21 @@ def _shown(p: int, q: model.QueueModel) -> int:
 
 
 def victim_priority_bound(part: model.PartitionModel, ask_path: str, ask_priority: int,
-                          fence_root: str, victim_path: str) -> int | None:
+                          fence_root: str, victim_path: str,
+                          made: Mapping[str, model.Created] | None = None) -> int | None:
     """The highest victim priority the ask may preempt in ``victim_path``; None when its
     subtree is priority-fenced above the ask (no victim), MAX inside a fenced subtree the
-    ask reaches (any priority)."""
+    ask reaches (any priority). ``made``: the shim's records of created queues."""
+
+    def at(path: str) -> model.QueueModel:
+        q = model.queue_at(part, made or {}, path)
+        assert q is not None, path
+        return q
+
     recorded: dict[str, int] = {}
     p = ask_priority
     for path in model.path_prefixes(ask_path):
-        q = part.queues[path]
+        q = at(path)
         p = _shown(p, q)
         recorded[path] = p
         if path == fence_root:
@@ -197,7 +207,7 @@ def victim_priority_bound(part: model.PartitionModel, ask_path: str, ask_priorit
         if path in recorded:
             p = recorded[path]
             continue
-        s = priority.of(part.queues[path])
+        s = priority.of(at(path))
         if s.fence:
             if s.offset > p:
                 return None
@@ -231,7 +241,7 @@ def ready(rv: RMView, ask: AskView, now: float
             or ask.required_node or rv.pending_placeholders(ask.app):
         return None
     part = rv.config.partition(app.partition)
-    chain = configured_chain(part, app.path) if part is not None else None
+    chain = queue_chain(rv, part, app.path) if part is not None else None
     if part is None or chain is None or not part.preemption or not guaranteed(chain) \
             or any(q.users or q.groups or q.max_applications for q in chain) \
             or now < ask.sent + delay(chain[0]):
@@ -254,7 +264,7 @@ def victim_verdict(rv: RMView, part: model.PartitionModel, chain: Sequence[model
     a required node, already released); else whether taking ``v`` alone leaves its leaf
     at or above its guarantee (law 2)."""
     vapp = rv.apps.get(v.app)
-    vchain = configured_chain(part, vapp.path) if vapp is not None else None
+    vchain = queue_chain(rv, part, vapp.path) if vapp is not None else None
     if vapp is None or vchain is None or v.releasing is not None or v.required_node \
             or vapp.path == chain[0].path:
         return None
@@ -264,7 +274,8 @@ def victim_verdict(rv: RMView, part: model.PartitionModel, chain: Sequence[model
     used = rv.usage_below(vapp.partition, vapp.path)
     if not above_cap(used, cap(vchain, cluster)):
         return None
-    bound = victim_priority_bound(part, chain[0].path, ask.priority, root, vapp.path)
+    bound = victim_priority_bound(part, chain[0].path, ask.priority, root, vapp.path,
+                                  rv.created.get(part.name))
     if bound is None or v.priority > bound:
         return None
     return at_or_above(qty.minus(used, v.resource), vchain, cluster)
@@ -312,7 +323,7 @@ def judge(m: Monitor, rv: RMView, call: Call, victims: list[AllocView], message:
         m.report(TRIGGER, subject, f"the ask's limits hold it back ({held}), and a limit is "
                  "never a reason to preempt")
     part = rv.config.partition(app.partition)
-    chain = configured_chain(part, app.path) if part is not None else None
+    chain = queue_chain(rv, part, app.path) if part is not None else None
     if part is None or chain is None:
         return
     for v in victims:
@@ -377,7 +388,7 @@ def _judge_general(m: Monitor, rv: RMView, call: Call, subject: str, ask: AskVie
     removed: dict[str, dict[str, int]] = {}
     for v in victims:
         vapp = rv.apps.get(v.app)
-        vchain = configured_chain(part, vapp.path) if vapp is not None else None
+        vchain = queue_chain(rv, part, vapp.path) if vapp is not None else None
         what = f"victim {v.uuid} ({v.app}/{v.key})"
         if vapp is None or vchain is None:
             continue
@@ -397,14 +408,15 @@ def _judge_general(m: Monitor, rv: RMView, call: Call, subject: str, ask: AskVie
         if not above_cap(held, cap(vchain, schedulable)):
             m.report(VICTIMS, subject, f"{what}: its leaf {vapp.path} holds {qty.show(held)}, "
                      f"not above its guarantee {qty.show(cap(vchain, schedulable))}")
-        bound = victim_priority_bound(part, leaf.path, ask.priority, root, vapp.path)
+        bound = victim_priority_bound(part, leaf.path, ask.priority, root, vapp.path,
+                                      rv.created.get(part.name))
         if bound is None or v.priority > bound:
             m.report(VICTIMS, subject, f"{what} has priority {v.priority}, above the ask's "
                      f"{ask.priority} adjusted to {vapp.path} "
                      f"({'a priority fence above it' if bound is None else bound})")
         removed[vapp.path] = qty.plus(removed.get(vapp.path, {}), v.resource)
     for path, gone in sorted(removed.items()):
-        vchain = configured_chain(part, path)
+        vchain = queue_chain(rv, part, path)
         assert vchain is not None
         used = qty.minus(qty.minus(rv.usage_below(partition, path),
                                    _preempting(rv, partition, path)), gone)

@@ -69,8 +69,12 @@ def _admission(m: Monitor, rv: RMView, rm_id: str, add: si.AddApplicationRequest
     lookup = queue_lookup(m, rm_id, add.partition_name, overlay)
     user, groups = add.ugi.user, list(add.ugi.groups)
 
+    made = rv.created.get(add.partition_name or "default", {})
+
     def draining(anchor: str) -> bool:
-        return any((q := core.queues.get(prefix)) is not None and q.state != "Active"
+        # Read from the configuration's history, not the core's queue states: a queue
+        # drains when a reload removed it (configured once, not now), or one above it.
+        return any(prefix in core.queues and prefix not in pm.queues and prefix not in made
                    for prefix in model.path_prefixes(anchor))
 
     def may(placed: model.Placed) -> bool:
@@ -95,8 +99,7 @@ def _admission(m: Monitor, rv: RMView, rm_id: str, add: si.AddApplicationRequest
         return None, "gang style"
     ph = add.placeholder_ask.as_dict() if add.placeholder_ask else {}
     if qty.positive(ph):
-        policy, maxes = _gang_rules(pm, core, anchor, placed,
-                                    rv.created.get(add.partition_name or "default", {}))
+        policy, maxes = _gang_rules(pm, core, anchor, placed, made)
         if policy == "fair":
             return None, "gang in a fair queue"
         if any(not qty.within(ph, mx) for mx in maxes):

@@ -330,8 +330,10 @@ MAP: tuple[Entry, ...] = (
       "fence, not disabled, over their guarantee, of a priority at most the ask's adjusted "
       "by offsets and fences; never a required-node allocation or one being released; no "
       "victim leaf is left below its guarantee. Required-node victims sit on the node, are "
-      "not required-node allocations, have no higher priority, and free enough.",
-      ("preemption.victims", "preemption.placeholder_victim", "preemption.refused_guarantee"),
+      "not required-node allocations, have no higher priority, and free enough. A leaf a "
+      "placement rule created has its childtemplate's settings, none of its parent's.",
+      ("preemption.victims", "preemption.placeholder_victim", "preemption.refused_guarantee",
+       "preemption.created_victim"),
       "The per-node order of victims (opted in, non-originators, newest first) and the RM's "
       "PreemptionPredicates choice are checked by scenario tests, not by the checker."),
     E(Y, "Preemption, the commit", "With the victims gone the ask's leaf is within its "

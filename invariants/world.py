@@ -231,6 +231,11 @@ class World:
                           if rel.uuid in rv.allocs), None)
             if alloc is not None and alloc.placeholder:
                 self._ph_victims.add(alloc.app)
+            if alloc is not None and any(
+                    (app := rv.apps.get(alloc.app)) is not None
+                    and app.path in rv.created.get(app.partition, {})
+                    for rv in self.shim.rms.values()):
+                record.state["created_victim"] = True
         new = record.new()
         for a in new:
             if a.allocation_key in self._preemptors:

@@ -119,6 +119,54 @@ def test_victim_priority_follows_offsets_and_fences(parent1: dict[str, str] | No
     assert (bound is not None and bound >= -1000) is eligible
 
 
+def _created(part: model.PartitionModel, parent: str) -> dict[str, model.Created]:
+    """The shim's record of a leaf created below ``parent`` now."""
+    path = f"{parent}.made"
+    return {path: model.created_record(part, path, True)}
+
+
+@pytest.mark.parametrize(("template", "disabled"), [
+    (None, False),
+    ({"preemption.policy": "default"}, False),
+    ({"preemption.policy": "Disabled"}, True),
+    ({"application.sort.policy": "fair"}, False),
+])
+def test_a_created_leaf_takes_its_preemption_policy_from_its_template_alone(
+        template: dict[str, str] | None, disabled: bool) -> None:
+    """YUNIKORN-809: a created leaf has its parent's childtemplate's properties and nothing
+    of its parent's own, so a disabled parent does not disable it."""
+    parent = _q("p", _q("leaf"), props={"preemption.policy": "disabled",
+                                       "preemption.delay": "1ms"})
+    if template is not None:
+        parent["childtemplate"] = {"properties": template,
+                                   "resources": {"guaranteed": {"memory": 10}}}
+    part = _part(_q("root", parent))
+    made = _created(part, "root.p")
+    chain = [model.queue_at(part, made, p) for p in model.path_prefixes("root.p.made")]
+    assert all(q is not None for q in chain)
+    leaf = chain[0]
+    assert leaf is not None and leaf.created and leaf.leaf
+    assert preemption.disabled([q for q in chain if q is not None]) is disabled
+    assert preemption.disabled(part.chain("root.p.leaf"))
+    assert preemption.delay(leaf) == pytest.approx(30.0)
+    assert dict(leaf.guaranteed or {}) == ({"memory": 10} if template is not None else {})
+
+
+def test_a_created_leaf_has_its_template_delay_and_fence() -> None:
+    parent = _q("p", _q("leaf"), props={"preemption.policy": "fence"})
+    parent["childtemplate"] = {"properties": {"preemption.delay": "5s",
+                                              "preemption.policy": "fence"}}
+    part = _part(_q("root", parent))
+    made = _created(part, "root.p")
+    leaf = model.queue_at(part, made, "root.p.made")
+    assert leaf is not None
+    assert preemption.delay(leaf) == pytest.approx(5.0)
+    chain = [q for p in model.path_prefixes("root.p.made")
+             if (q := model.queue_at(part, made, p)) is not None]
+    assert preemption.fence_root(chain) == "root.p.made"
+    assert model.queue_at(part, {}, "root.p.made") is None
+
+
 def test_preemption_fence_is_the_first_fenced_queue_from_the_leaf_up() -> None:
     part = _victims_tree(parent1={"preemption.policy": "fence"})
     assert preemption.fence_root(part.chain("root.parent1.leaf1")) == "root.parent1"

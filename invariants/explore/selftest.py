@@ -38,6 +38,9 @@ BEYOND_SCOPES: dict[str, str] = {
                                              "id again",
     "acl.adminacl_ignored": "no scope's configuration has an admin ACL",
     "queues.draining_queue_accepts_apps": "no scope reloads the configuration",
+    "queues.removed_leaf_with_apps_stays_active": "no scope's reload removes a queue",
+    "preemption.created_template_ignored": "no scope preempts in a queue a placement rule "
+                                           "creates",
     "queues.configured_again_stays_draining": "no scope reloads the configuration",
     "partitions.removed_partition_takes_nodes": "no scope reloads the configuration",
     "recovery.pending_ask_not_consumed": "not reached within the scopes' depths: a restart "

@@ -86,10 +86,10 @@ def resubmit_app(g: Gen) -> Iterator[Step]:
         return
     app_id = g.pick(sorted(rv.apps))
     ended = [a for a, v in sorted(rv.apps.items()) if not v.live]
-    if ended and g.next_id % 2 == 0:
-        # Every other time an ended one, while there is one (drawn off the id counter, so
-        # the case's stream stays as it was).
-        app_id = ended[g.next_id // 2 % len(ended)]
+    if ended:
+        # An ended one while there is one (drawn off the id counter, so the case's stream
+        # stays as it was): a live one is refused by every core, an ended one tells.
+        app_id = ended[g.next_id % len(ended)]
     view = rv.apps[app_id]
     request = view.submitted.get().model_copy()
     yield _add(g, request)
@@ -872,12 +872,29 @@ def preemption_story(g: Gen) -> Iterator[Step]:
     refusal = _refusal_home(g, partition, user, groups, hog)
     if refusal is not None:
         victim_leaf, ask_leaf, within = refusal
+    created = _created_home(g, partition, user, groups) \
+        if refusal is None and g.side.random() < 0.8 else None
+    if created is not None:
+        # The hog in a leaf a placement rule creates: its guarantee and its preemption
+        # settings are its childtemplate's alone (YUNIKORN-809).
+        victim_leaf = created[0]
+        pm = model.read(g.scenario.shape.text).partitions[partition]
+        asking = [p for p in pm.leaves() if model.may_submit(pm.chain(p), user, groups)
+                  and any(q.guaranteed for q in pm.chain(p))
+                  and fence_root(pm.chain(p)) == model.ROOT
+                  and not any(q.own.get("priority.policy", "").lower() == "fence"
+                              for q in pm.chain(p))]
+        if asking:
+            # An asking leaf whose preemption fence (root) holds the created one, and no
+            # priority fence that would shield every victim.
+            ask_leaf = asking[g.side.randrange(len(asking))]
     joined = new_node(g, partition, 60, 60 * CORE)
     node = joined.request.nodes[0].node_id
     size = g.rng.choice((5, 10, 20))
     filler = _refusal_filler(g, partition, user, groups, victim_leaf, hog)
     yield joined
-    yield _submit_to(g, hog, victim_leaf, partition, ugi)
+    yield _submit_to(g, hog, victim_leaf, partition, ugi,
+                     **({"tags": created[1]} if created is not None else {}))
     # The hog's asks are drawn either way, so a refusal story draws what any story does.
     asks = [_ask(g, hog, g.new_id("ask-"), size, 60 // size,
                  priority=g.rng.choice((0, 0, -5, 10)), **_victim_policy(g))
@@ -1388,6 +1405,34 @@ def _preemption_home(g: Gen) -> tuple[str, str, tuple[str, ...], str, str] | Non
     homes = (fenced if draw < 0.25 else guarded if draw < 0.7 else asking if draw < 0.85
              else other) or guarded or asking or other
     return homes[g.rng.randrange(len(homes))] if homes else None
+
+
+def _created_home(g: Gen, partition: str, user: str, groups: tuple[str, ...]
+                  ) -> tuple[str, dict[str, str]] | None:
+    """A queue name and tags for which the placement rules create a leaf (or place in the
+    one they created) for ``user``, below a parent whose childtemplate gives a guarantee;
+    or None."""
+    pm = model.read(g.scenario.shape.text).partitions[partition]
+
+    def lookup(path: str) -> bool | None:
+        q = pm.queues.get(path)
+        return None if q is None else q.leaf
+
+    def may(placed: model.Placed) -> bool:
+        return model.may_submit(pm.chain(placed.anchor), user, groups)
+
+    found: dict[str, tuple[str, dict[str, str]]] = {}
+    # The namespace of the stories, or the tags the preemption configuration's rules read.
+    for tags in ({"namespace": "ns1"}, {"made": "m1"}, {"spare": "s1"}):
+        for name in [*pm.leaves(), *(f"{p}.made" for p in pm.parents())]:
+            placed = model.place(pm.rules, name, user, groups, tags, lookup, may)
+            if placed is None or not placed.create or placed.path in found:
+                continue
+            template = model.handed_down(pm, {}, placed.path.rsplit(".", 1)[0])
+            if template is not None and template.guaranteed:
+                found[placed.path] = (name, tags)
+    homes = list(found.values())
+    return homes[g.side.randrange(len(homes))] if homes else None
 
 
 def _refusal_home(g: Gen, partition: str, user: str, groups: tuple[str, ...],

@@ -187,12 +187,17 @@ def stop(p: PartitionState) -> None:
 
 def drain(p: PartitionState) -> None:
     """Removed from the configuration: no new applications or nodes, and no limits (a
-    reload clears the limits it no longer sets)."""
+    reload clears the limits it no longer sets).
+
+    Its configured queues drain; the queues placement rules created do not (YuniKorn's
+    ``MarkQueueForRemoval`` marks managed queues only): nothing reaches them while the
+    partition drains, and if a reload brings the partition back they serve again.
+    """
     for queue in p.queues.values():
         queue.limits = None
     p.limited = False
     if p.state == "Active":
         p.core.fire(p, "remove", p.rm_id)
         for queue in p.queues.values():
-            if queue.state == "Active":
+            if queue.state == "Active" and queue.managed:
                 p.core.fire(queue, "remove", p.rm_id)
