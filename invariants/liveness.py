@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from . import model, view
 from . import preemption as pre
 from . import quantities as qty
-from . import view
 from .registry import Violation
 from .shim import AskView, RMView
 from .world import World
@@ -175,7 +175,10 @@ def _quota_allows(rv: RMView, app_id: str, r: dict[str, int]) -> bool:
     if pm is None:
         return False
     starting = not rv.holds_slot(app)
-    for q in pm.chain(app.path):
+    made = rv.created.get(app.partition, {})
+    # Created levels too, by the shim's record (a created leaf's template max binds).
+    for q in [q for p in model.path_prefixes(app.path)
+              if (q := model.queue_at(pm, made, p)) is not None]:
         if q.max is not None:
             used = rv.usage_below(app.partition, q.path)
             if any(used.get(k, 0) + v > q.max[k] for k, v in r.items() if k in q.max):

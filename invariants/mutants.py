@@ -853,8 +853,7 @@ MUTANTS: tuple[Mutant, ...] = (
       queues, "create", "            else {}\n", "            else dict(parent.properties)\n"),
     M("preemption.created_template_ignored", "preemption",
       "YuniKorn YUNIKORN-809: a queue a placement rule creates takes its preemption.policy "
-      "and preemption.delay from its parent's childtemplate (a disabled template: its "
-      "tasks are never victims)",
+      "from its parent's childtemplate (a disabled template: its tasks are never victims)",
       queues, "create", "preemption.configure(queue, queue.properties, inherits=False)",
       "preemption.configure(queue, {}, inherits=False)"),
     M("queues.removed_leaf_with_apps_stays_active", "queues",

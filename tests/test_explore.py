@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from invariants import liveness
-from invariants.explore import SCOPES, Options, search
+from invariants.explore import SCOPES, Options, search, texts
 from invariants.explore.closure import run as quiesce
 from invariants.explore.fingerprint import FIELDS, fingerprint
 from invariants.explore.search import node_classes, replay_path, root, take
 from invariants.mutants import applied, by_name
 from invariants.world import World
-from scheduler import objects
+from scheduler import objects, si
 from scheduler.cli import main
 from scheduler.trace import Step
 
@@ -228,3 +228,31 @@ def test_broken_cores_are_found_at_their_shortest_depth_deterministically(
     assert violations
     # On the real core the same path holds every rule.
     assert not replay_path(SCOPES[scope], one.found.path, one.found.liveness)[1]
+
+
+def test_a_created_leaf_held_at_its_template_max_is_not_starved() -> None:
+    """The ``template`` scope's configuration with two nodes: an application whose leaf a
+    placement rule creates asks for two pods of 10 while the leaf's childtemplate caps it
+    at 10. The second pod waits on the template's max, not for lack of a node, so
+    ``liveness.asks_served`` claims nothing (it once read the configured levels only and
+    reported the ask starved beside the empty second node)."""
+    world = World()
+    nodes = [si.NodeInfo(node_id=n, action=si.NodeAction.CREATE,
+                         schedulable_resource=si.Resource.of(memory=60)) for n in ("n1", "n2")]
+    ask = si.AllocationAsk(allocation_key="k1", application_id="app-1",
+                           resource_ask=si.Resource.of(memory=10), max_allocations=2)
+    for step in (
+            Step("register_resource_manager", si.RegisterResourceManagerRequest(
+                rm_id="rm", policy_group="q", config=texts.TEMPLATE)),
+            Step("update_node", si.NodeRequest(rm_id="rm", nodes=nodes)),
+            Step("update_application", si.ApplicationRequest(rm_id="rm", new=[
+                si.AddApplicationRequest(application_id="app-1", queue_name="root.org.new",
+                                         partition_name="default",
+                                         ugi=si.UserGroupInformation(user="u"))])),
+            Step("update_allocation", si.AllocationRequest(rm_id="rm", asks=[ask])),
+            Step.schedule(), Step.schedule()):
+        assert world.run(step) == []
+    rv = world.shim.rms["rm"]
+    assert sorted(rv.created["default"]) == ["root.org.new"]
+    assert len(rv.allocs) == 1
+    assert liveness.judge(world) == []
