@@ -136,7 +136,9 @@ def _quota_of(part: model.PartitionModel | None, made: dict[str, model.Created],
     if configured is not None:
         return configured.max, configured.max_applications
     created = made.get(path)
-    if created is not None and not q.managed:
+    if created is not None:
+        # By the shim's record alone (a reload that configures the queue drops it), not
+        # the core's managed flag.
         t = created.template
         return (t.max, t.max_applications) if t is not None else (None, 0)
     return q.max, q.max_applications
