@@ -240,7 +240,7 @@ def _partition(rng: random.Random, name: str) -> dict[str, Any]:
         cap = _tightest(root["limits"], cap)
     root["queues"] = [_queue(rng, 1, depth, None, None, counter, cap)
                       for _ in range(rng.randint(1, 3))]
-    _default_leaf(random.Random(hash((rng.getstate()[1], 1))), root)
+    _default_leaf(_side(rng, 1), root)
     part: dict[str, Any] = {"name": name, "queues": [root]}
     if rng.random() < 0.3:
         part["nodesortpolicy"] = {"type": rng.choice(("fair", "binpacking"))}
@@ -253,11 +253,13 @@ def _partition(rng: random.Random, name: str) -> dict[str, Any]:
     return part
 
 
-def _side(rng: random.Random) -> random.Random:
+def _side(rng: random.Random, salt: int | None = None) -> random.Random:
     """A side stream drawn from ``rng``'s state without advancing it, the same in every
     process: the state's tuple of ints hashes alike everywhere (the whole state, whose
-    last item may be None, does not before Python 3.12: None hashes by its address)."""
-    return random.Random(hash(rng.getstate()[1]))
+    last item may be None, does not before Python 3.12: None hashes by its address).
+    ``salt`` gives another stream from the same state."""
+    state = rng.getstate()[1]
+    return random.Random(hash(state if salt is None else (state, salt)))
 
 
 def _default_leaf(side: random.Random, root: dict[str, Any]) -> None:
@@ -527,7 +529,7 @@ def _rules(rng: random.Random, root: Mapping[str, Any]) -> list[dict[str, Any]]:
                 rule["parent"]["filter"] = {"type": side.choice(("allow", "deny")),
                                             "users": [side.choice(("alice", "bob"))]}
         elif kind in ("tag", "user") and \
-                random.Random(hash((rng.getstate()[1], 2))).random() < 0.3:
+                _side(rng, 2).random() < 0.3:
             # The queue the application names as the parent: a leaf named there makes the
             # rule err, which rejects the application (YuniKorn: "parent rule returned a
             # leaf queue"); a side stream of its own, every other draw stays.

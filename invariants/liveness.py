@@ -175,10 +175,9 @@ def _quota_allows(rv: RMView, app_id: str, r: dict[str, int]) -> bool:
     if pm is None:
         return False
     starting = not rv.holds_slot(app)
-    made = rv.created.get(app.partition, {})
     # Created levels too, by the shim's record (a created leaf's template max binds).
-    for q in [q for p in model.path_prefixes(app.path)
-              if (q := model.queue_at(pm, made, p)) is not None]:
+    for q in [q for q in model.levels(pm, rv.created.get(app.partition, {}), app.path)
+              if q is not None]:
         if q.max is not None:
             used = rv.usage_below(app.partition, q.path)
             if any(used.get(k, 0) + v > q.max[k] for k, v in r.items() if k in q.max):

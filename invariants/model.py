@@ -116,7 +116,7 @@ def created_record(part: PartitionModel, path: str, leaf: bool,
 def created_queue(path: str, record: Created) -> QueueModel:
     """A created queue read like a configured one: a leaf has its template's quotas and
     properties as its own (nothing inherited, YUNIKORN-809), a parent has nothing."""
-    t = record.template if record.leaf else None
+    t = record.template
     props = dict(t.properties) if t is not None else {}
     return QueueModel(path, record.leaf, t.max if t else None, t.guaranteed if t else None,
                       t.max_applications if t else 0, props, None, None, record.hands_down,
@@ -132,6 +132,12 @@ def queue_at(part: PartitionModel, made: Mapping[str, Created], path: str
         return configured
     record = made.get(path)
     return created_queue(path, record) if record is not None else None
+
+
+def levels(part: PartitionModel, made: Mapping[str, Created], path: str
+           ) -> list[QueueModel | None]:
+    """:func:`queue_at` for ``path`` and each ancestor, leaf first."""
+    return [queue_at(part, made, p) for p in path_prefixes(path)]
 
 
 @dataclass(frozen=True)

@@ -94,8 +94,7 @@ def queue_chain(rv: RMView, part: model.PartitionModel, path: str
                 ) -> list[model.QueueModel] | None:
     """The queues from ``path`` up to root, configured or created (as the shim recorded
     their creation), or None when a level is neither (a removed queue, draining)."""
-    made = rv.created.get(part.name, {})
-    chain = [model.queue_at(part, made, p) for p in model.path_prefixes(path)]
+    chain = model.levels(part, rv.created.get(part.name, {}), path)
     return None if any(q is None for q in chain) else [q for q in chain if q is not None]
 
 

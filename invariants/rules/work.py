@@ -818,9 +818,10 @@ def _free_to_fill(rv: RMView, partition: str, leaf: str, user: str, groups: tupl
         min(_memory_rooms(rv, partition, chain, user, groups), default=size) >= size
 
 
-def _lands(pm: model.PartitionModel, leaf: str, user: str, groups: tuple[str, ...]) -> bool:
-    """Whether the placement rules keep an application submitted to ``leaf`` there, without
-    creating a queue (a story's submissions name their leaf and the namespace ``ns1``)."""
+def _placement(pm: model.PartitionModel, name: str, user: str, groups: tuple[str, ...],
+               tags: Mapping[str, str]) -> model.Placed | None:
+    """Where the placement rules put an application submitted to ``name`` with ``tags``,
+    by the configuration alone (no queue created yet)."""
 
     def lookup(path: str) -> bool | None:
         q = pm.queues.get(path)
@@ -830,7 +831,13 @@ def _lands(pm: model.PartitionModel, leaf: str, user: str, groups: tuple[str, ..
         # A rule whose queue the user may not submit to passes the application on.
         return model.may_submit(pm.chain(placed.anchor), user, groups)
 
-    placed = model.place(pm.rules, leaf, user, groups, {"namespace": "ns1"}, lookup, may)
+    return model.place(pm.rules, name, user, groups, tags, lookup, may)
+
+
+def _lands(pm: model.PartitionModel, leaf: str, user: str, groups: tuple[str, ...]) -> bool:
+    """Whether the placement rules keep an application submitted to ``leaf`` there, without
+    creating a queue (a story's submissions name their leaf and the namespace ``ns1``)."""
+    placed = _placement(pm, leaf, user, groups, {"namespace": "ns1"})
     return placed is not None and placed.path == leaf and not placed.create
 
 
@@ -879,11 +886,11 @@ def preemption_story(g: Gen) -> Iterator[Step]:
         # settings are its childtemplate's alone (YUNIKORN-809).
         victim_leaf = created[0]
         pm = model.read(g.scenario.shape.text).partitions[partition]
-        asking = [p for p in pm.leaves() if model.may_submit(pm.chain(p), user, groups)
-                  and any(q.guaranteed for q in pm.chain(p))
-                  and fence_root(pm.chain(p)) == model.ROOT
+        chains = [pm.chain(p) for p in pm.leaves()]
+        asking = [c[0].path for c in chains if model.may_submit(c, user, groups)
+                  and any(q.guaranteed for q in c) and fence_root(c) == model.ROOT
                   and not any(q.own.get("priority.policy", "").lower() == "fence"
-                              for q in pm.chain(p))]
+                              for q in c)]
         if asking:
             # An asking leaf whose preemption fence (root) holds the created one, and no
             # priority fence that would shield every victim.
@@ -1413,19 +1420,11 @@ def _created_home(g: Gen, partition: str, user: str, groups: tuple[str, ...]
     one they created) for ``user``, below a parent whose childtemplate gives a guarantee;
     or None."""
     pm = model.read(g.scenario.shape.text).partitions[partition]
-
-    def lookup(path: str) -> bool | None:
-        q = pm.queues.get(path)
-        return None if q is None else q.leaf
-
-    def may(placed: model.Placed) -> bool:
-        return model.may_submit(pm.chain(placed.anchor), user, groups)
-
     found: dict[str, tuple[str, dict[str, str]]] = {}
     # The namespace of the stories, or the tags the preemption configuration's rules read.
     for tags in ({"namespace": "ns1"}, {"made": "m1"}, {"spare": "s1"}):
         for name in [*pm.leaves(), *(f"{p}.made" for p in pm.parents())]:
-            placed = model.place(pm.rules, name, user, groups, tags, lookup, may)
+            placed = _placement(pm, name, user, groups, tags)
             if placed is None or not placed.create or placed.path in found:
                 continue
             template = model.handed_down(pm, {}, placed.path.rsplit(".", 1)[0])
