@@ -262,27 +262,46 @@ def confirmations(m: Monitor, rv: RMView, call: Call) -> None:
 
 
 def replacements(m: Monitor, rv: RMView, call: Call) -> None:
-    """``001`` step 5: the real ask goes where its placeholder was, unless it can not."""
+    """``001`` step 5: the real ask goes where its placeholder was, unless it can not.
+
+    The SI does not say which new allocation replaced which placeholder, so when one
+    request confirms several placeholders of a task group the pairing is read from the
+    nodes: a new real allocation on a confirmed placeholder's node took that one; a
+    placeholder left without one is judged against every real allocation left (its node
+    must be unable to take any of them, whichever was its replacement).
+    """
+    groups: dict[tuple[str, str], list[AllocView]] = {}
     for ph in call.shim_confirmed.values():
-        if ph.releasing != TT.PLACEHOLDER_REPLACED:
-            continue
-        real = next((a for a in call.new if a.application_id == ph.app and not a.placeholder
-                     and a.task_group_name == ph.task_group), None)
-        if real is None or real.node_id == ph.node:
-            continue
-        node = rv.nodes.get(ph.node)
-        r = real.resource_per_alloc.as_dict()
-        core = m.core_partition(rv.rm_id, rv.apps[ph.app].partition) \
-            if ph.app in rv.apps else None
-        held = core.nodes.get(ph.node) if core is not None else None
-        reserved = held is not None and held.reservation not in (
-            None, (ph.app, real.allocation_key))
-        could = (node is not None and node.state == "Schedulable" and not reserved
-                 and qty.fits(r, rv.free(node.id)) and m.passes(real.allocation_key, node.id))
-        if could:
-            m.report(P.REPLACEMENT, f"allocation {real.uuid}",
-                     f"placed on {real.node_id} although placeholder {ph.uuid}'s node {ph.node} "
-                     "could take it")
+        if ph.releasing == TT.PLACEHOLDER_REPLACED:
+            groups.setdefault((ph.app, ph.task_group), []).append(ph)
+    for (app_id, group), placeholders in groups.items():
+        reals = [a for a in call.new if a.application_id == app_id and not a.placeholder
+                 and a.task_group_name == group]
+        left = []
+        for ph in placeholders:
+            took = next((a for a in reals if a.node_id == ph.node), None)
+            if took is None:
+                left.append(ph)
+            else:
+                reals.remove(took)
+        for ph in left:
+            if reals and all(_could_take(m, rv, ph, real) for real in reals):
+                real = reals[0]
+                m.report(P.REPLACEMENT, f"allocation {real.uuid}",
+                         f"placed on {real.node_id} although placeholder {ph.uuid}'s node "
+                         f"{ph.node} could take it")
+
+
+def _could_take(m: Monitor, rv: RMView, ph: AllocView, real: si.Allocation) -> bool:
+    """Whether the placeholder's node, freed of it, could have taken ``real``."""
+    node = rv.nodes.get(ph.node)
+    r = real.resource_per_alloc.as_dict()
+    core = m.core_partition(rv.rm_id, rv.apps[ph.app].partition) if ph.app in rv.apps else None
+    held = core.nodes.get(ph.node) if core is not None else None
+    reserved = held is not None and held.reservation not in (
+        None, (ph.app, real.allocation_key))
+    return (node is not None and node.state == "Schedulable" and not reserved
+            and qty.fits(r, rv.free(node.id)) and m.passes(real.allocation_key, node.id))
 
 
 # ---------------------------------------------------------------- applications

@@ -705,3 +705,46 @@ def test_a_rival_is_another_live_application_of_the_same_fair_leaf_running_first
     assert world.shim.rm(gen.rm_id).apps["a3"].state == "Running"
     assert {work._fair_rival(gen, "a1") for _ in range(20)} == {"a3"}
     assert {work._fair_rival(gen, "a3") for _ in range(20)} == {"a1", "a2"}
+
+
+def test_two_placeholders_confirmed_in_one_request_are_paired_by_node() -> None:
+    """``001`` step 5 read by the shim: when one request confirms two PLACEHOLDER_REPLACED
+    releases of a task group, a real allocation on the other placeholder's node is that
+    one's replacement, not a misplaced one, though each node has room for both (a false
+    report that the quiescent closure, confirming every release at once, met)."""
+    from invariants.explore.closure import confirm_all
+
+    world = World()
+    ten, five = si.Resource.of(memory=10, vcore=1000), si.Resource.of(memory=5, vcore=500)
+    steps = [
+        Step("register_resource_manager", si.RegisterResourceManagerRequest(
+            rm_id="rm", policy_group="q", config=CONFIG)),
+        Step("update_node", si.NodeRequest(rm_id="rm", nodes=[si.NodeInfo(
+            node_id=n, action=si.NodeAction.CREATE,
+            schedulable_resource=si.Resource.of(memory=15, vcore=1500)) for n in ("n1", "n2")])),
+        Step("update_application", si.ApplicationRequest(rm_id="rm", new=[
+            si.AddApplicationRequest(application_id="g", queue_name="root.a",
+                                     partition_name="default",
+                                     ugi=si.UserGroupInformation(user="u"),
+                                     placeholder_ask=si.Resource.of(memory=20, vcore=2000),
+                                     gang_scheduling_style="Soft")])),
+        Step("update_allocation", si.AllocationRequest(rm_id="rm", asks=[
+            si.AllocationAsk(allocation_key=k, application_id="g", partition_name="default",
+                             resource_ask=ten, task_group_name="tg", placeholder=True)
+            for k in ("ph1", "ph2")])),
+        Step.schedule(),
+        Step("update_allocation", si.AllocationRequest(rm_id="rm", asks=[
+            si.AllocationAsk(allocation_key=k, application_id="g", partition_name="default",
+                             resource_ask=five, task_group_name="tg")
+            for k in ("r1", "r2")])),
+        Step.schedule(),
+    ]
+    for step in steps:
+        assert world.run(step) == [], step.call
+    (confirm,) = confirm_all(world)
+    assert len(confirm.request.releases.allocations_to_release) == 2
+    assert world.run(confirm) == []
+    (rv,) = world.shim.rms.values()
+    real = sorted((a.key, a.node) for a in rv.allocs.values() if not a.placeholder)
+    assert [k for k, _ in real] == ["r1", "r2"]
+    assert {n for _, n in real} == {"n1", "n2"}

@@ -10,7 +10,7 @@ import pytest
 from invariants import liveness
 from invariants.explore import SCOPES, Options, search, texts
 from invariants.explore.closure import run as quiesce
-from invariants.explore.fingerprint import FIELDS, fingerprint
+from invariants.explore.fingerprint import FIELDS, SHIM_FIELDS, fingerprint
 from invariants.explore.search import node_classes, replay_path, root, take
 from invariants.mutants import applied, by_name
 from invariants.world import World
@@ -50,6 +50,21 @@ def test_two_workers_find_the_same_states_as_one() -> None:
     assert one.stats.distinct_by == two.stats.distinct_by
 
 
+def test_the_closures_schedule_hint_changes_nothing_found(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A parent's ``schedule`` child taken from its closure (when known) instead of again:
+    the same states, children and per-action figures as taking every action."""
+    hinted = search(Options(SCOPES["small"], 6))
+    from invariants.explore import closure
+    real = closure.run
+    monkeypatch.setattr(closure, "run", lambda *a, **k: real(*a, **{**k, "hint": False}))
+    taken = search(Options(SCOPES["small"], 6))
+    assert (hinted.stats.distinct, hinted.stats.generated, hinted.stats.levels) == \
+        (taken.stats.distinct, taken.stats.generated, taken.stats.levels)
+    assert hinted.stats.generated_by == taken.stats.generated_by
+    assert hinted.stats.distinct_by == taken.stats.distinct_by
+
+
 def test_symmetry_merges_equal_nodes_and_only_them() -> None:
     a = _walk("small", "node node-1")
     b = _walk("small", "node node-2")
@@ -85,6 +100,55 @@ def test_the_fingerprint_reads_every_field_of_every_core_object() -> None:
     for name, fields in FIELDS.items():
         cls = getattr(objects, name)
         assert set(fields) == set(cls.__slots__), name
+
+
+def test_the_fingerprint_reads_every_field_the_model_shim_keeps() -> None:
+    """The shim's records are part of the state: each field is placed in the form or
+    skipped saying why, and changing one that is placed as it is changes the fingerprint."""
+    from dataclasses import fields as fields_of
+    from dataclasses import replace
+
+    from invariants import model, shim
+    for name, table in SHIM_FIELDS.items():
+        assert set(table) == {f.name for f in fields_of(getattr(shim, name))}, name
+        assert all(how in ("v", "age", "node", "uuid") or how.startswith("skip: ")
+                   for how in table.values()), name
+
+    def other(value: object) -> object:
+        if isinstance(value, bool):
+            return not value
+        if isinstance(value, int | float):
+            return value + 1
+        if isinstance(value, str):
+            return value + "x"
+        if isinstance(value, dict):
+            return {**value, "other": 1}
+        return object() if value is None else None
+
+    world = _walk("small", "node node-1", "submit app-1", "ask app-1/k1", "schedule")
+    (rv,) = world.shim.rms.values()
+    before = fingerprint(world)
+    records = {"AppView": rv.apps["app-1"], "AskView": rv.asks[("app-1", "k1")],
+               "NodeView": rv.nodes["node-1"], "AllocView": next(iter(rv.allocs.values()))}
+    for name, record in records.items():
+        for field, how in SHIM_FIELDS[name].items():
+            if how != "v" or field in ("app", "key", "id", "releasing", "sent"):
+                continue  # identities (renamed with their record) and enums: below
+            saved = getattr(record, field)
+            object.__setattr__(record, field, other(saved))
+            try:
+                assert fingerprint(world) != before, f"{name}.{field}"
+            finally:
+                object.__setattr__(record, field, saved)
+    assert fingerprint(world) == before
+    rv.created["default"] = {"root.made": model.Created(None)}
+    bare = fingerprint(world)
+    rv.created["default"] = {"root.made": replace(
+        model.Created(None), template=model.Template(None, None, 2, {}))}
+    assert len({before, bare, fingerprint(world)}) == 3
+    del rv.created["default"]
+    records["AllocView"].sent = None
+    assert fingerprint(world) != before
 
 
 def test_the_fingerprint_ignores_when_things_happened_but_not_what_is_due() -> None:

@@ -36,6 +36,10 @@ class Closure:
     violations: list[Violation] = field(default_factory=list)
     safety: bool = False
     """A safety invariant broke on the way (not a liveness property)."""
+    scheduled: int | None = None
+    """With ``hint``: the fingerprint after the first round when that round was a lone
+    ``schedule()`` that broke nothing, the step rules of its transitions included (the
+    state's ``schedule`` child, which the search then need not take again)."""
 
 
 def confirm_all(world: World) -> list[Step]:
@@ -51,8 +55,8 @@ def confirm_all(world: World) -> list[Step]:
 
 
 def run(world: World, fingerprint: Callable[[World], int],
-        memo: dict[int, tuple[str, ...]] | None = None, start: int | None = None
-        ) -> tuple[Closure, tuple[str, ...]]:
+        memo: dict[int, tuple[str, ...]] | None = None, start: int | None = None,
+        hint: bool = False) -> tuple[Closure, tuple[str, ...]]:
     """Drive ``world`` to rest; return the closure and the names of the broken properties.
 
     With ``memo`` the closure stops at the first fingerprint it has met
@@ -84,10 +88,14 @@ def run(world: World, fingerprint: Callable[[World], int],
                     memo[seen] = verdict
                 return closure, verdict
             met.append(fp)
-        for s in [*confirm_all(world), Step.schedule()]:
+        confirmations = confirm_all(world)
+        for s in [*confirmations, Step.schedule()]:
             if not step(s):
                 return closure, _remember(memo, met, closure)
         after = fingerprint(world)
+        if hint and not confirmations and len(closure.steps) == 1 \
+                and not world.check(after_schedule=True, transitions_only=True):
+            closure.scheduled = after
         if after != fp:
             jumped = False
             fp = after

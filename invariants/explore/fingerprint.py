@@ -110,6 +110,43 @@ applications and children in policy order, an application's limit keys).
 """
 
 
+SHIM_FIELDS: dict[str, dict[str, str]] = {
+    "AppView": {
+        "id": "v", "partition": "v", "path": "v", "state": "v", "gang": "v", "style": "v",
+        "placeholder_timeout": "v", "placeholder_start": "age", "placeholder_fired": "v",
+        "state_since": "age", "group": "v", "ran": "v",
+        "submitted": "skip: the request its id names in the scope (sent again on a resync)",
+        "placed": "skip: how the placement was found (coverage only); its path is read",
+        "user": "skip: read from the submission",
+    },
+    "AskView": {
+        "app": "v", "key": "v", "resource": "v", "max_allocations": "v", "placeholder": "v",
+        "task_group": "v", "timeout_ms": "v", "allocated": "v", "priority": "v",
+        "recovered": "v", "sent": "age", "may_preempt": "v", "may_be_victim": "v",
+        "required_node": "v", "originator": "v", "tags": "v", "preempted": "v",
+    },
+    "NodeView": {"id": "node", "partition": "v", "capacity": "v", "occupied": "v",
+                 "state": "v"},
+    "AllocView": {
+        "uuid": "uuid", "app": "v", "key": "v", "node": "node", "resource": "v",
+        "placeholder": "v", "task_group": "v", "created": "age", "timeout_ms": "v",
+        "recovered": "v", "releasing": "v", "sent": "v", "priority": "v",
+        "required_node": "v", "may_be_victim": "v", "originator": "v",
+    },
+    "RMView": {
+        "rm_id": "v", "config": "v", "paused": "v", "paused_at": "age", "stopped": "v",
+        "apps": "v", "asks": "v", "nodes": "v", "allocs": "v", "finished": "age",
+        "created": "v",
+        "partitions": "skip: the core's partition objects last seen (the core's are read)",
+    },
+}
+"""How each field of the model shim's records enters the canonical form (``v`` as it is,
+or its presence for ``sent``; ``age`` capped; ``uuid``/``node`` renamed; ``skip`` with
+why). The shim's knowledge is part of the state: two states whose cores agree but whose
+shims know different things may go on differently, so a test keeps this table in step
+with the records' fields, as :data:`FIELDS` is with the core's slots."""
+
+
 _ENCODE = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 _READ = {cls: tuple((slot, how) for slot, how in fields.items()
                     if how not in ("skip", "clock", "preemption"))
@@ -327,7 +364,8 @@ class _Canon:
         asks = [[k.app, k.key, k.allocated, k.max_allocations, _plain(k.resource),
                  k.placeholder, k.task_group, k.timeout_ms, k.preempted,
                  self._age(k.sent, self.delay_cap) if k.may_preempt and not k.preempted
-                 else None] for _, k in sorted(rv.asks.items())]
+                 else None, k.priority, k.recovered, k.may_preempt, k.may_be_victim,
+                 k.required_node, k.originator, k.tags] for _, k in sorted(rv.asks.items())]
         nodes = sorted([self.nodes.get(n.id, "?"), n.state, _plain(n.capacity),
                         _plain(n.occupied), n.partition] for n in rv.nodes.values())
         allocs = []
@@ -339,12 +377,24 @@ class _Canon:
                            self.nodes.get(a.node, "?"), _plain(a.resource), a.placeholder,
                            a.task_group, self._age(a.created, cap), a.timeout_ms, a.recovered,
                            None if a.releasing is None else a.releasing.name,
-                           a.sent is not None])
+                           a.sent is not None, a.priority, a.required_node, a.may_be_victim,
+                           a.originator])
         finished = sorted([a, self._age(t, RETENTION)] for a, t in rv.finished.items())
         return [rv.rm_id, rv.paused, rv.stopped,
                 self._age(rv.paused_at, HORIZON) if rv.paused else 0,
                 xxhash.xxh3_64_intdigest(rv.config.text.encode()), apps, asks, nodes,
-                sorted(allocs), finished]
+                sorted(allocs), finished,
+                sorted([part, path, c.leaf, _template(c.template), _template(c.hands_down)]
+                       for part, made in rv.created.items() for path, c in made.items())]
+
+
+def _template(t: Any) -> Any:
+    """A childtemplate a created queue was made from, as plain values."""
+    if t is None:
+        return None
+    return [None if t.max is None else dict(t.max),
+            None if t.guaranteed is None else dict(t.guaranteed),
+            t.max_applications, dict(t.properties)]
 
 
 def _plain(value: Any) -> Any:

@@ -65,6 +65,12 @@ class Child:
     verdict: tuple[str, ...] = ()
     """Liveness properties its quiescent closure broke."""
     known: bool = False
+    scheduled: int | None = None
+    """Its ``schedule`` child's fingerprint, when its closure began with that very step."""
+
+
+Parent = tuple[int, bytes, int | None]
+"""A frontier entry: fingerprint, snapshot, and the ``schedule`` child's fingerprint if known."""
 
 
 @dataclass
@@ -211,7 +217,7 @@ _SHARED: dict[str, object] = {}
 """What forked workers inherit: the options and the visited set as of the level's start."""
 
 
-def _expand(task: tuple[list[tuple[int, bytes]], bool]) -> list[tuple[int, list[Child]]]:
+def _expand(task: tuple[list[Parent], bool]) -> list[tuple[int, list[Child]]]:
     parents, last = task
     opts = _SHARED["opts"]
     visited = _SHARED["visited"]
@@ -220,7 +226,7 @@ def _expand(task: tuple[list[tuple[int, bytes]], bool]) -> list[tuple[int, list[
     return expand(parents, opts, visited, memo, last)
 
 
-def expand(parents: Sequence[tuple[int, bytes]], opts: Options, visited: dict[int, object],
+def expand(parents: Sequence[Parent], opts: Options, visited: dict[int, object],
            memo: dict[int, tuple[str, ...]], last: bool) -> list[tuple[int, list[Child]]]:
     """Every child of every parent, in order; new children with their snapshot and verdicts."""
     alphabet = opts.scope.alphabet()
@@ -231,10 +237,10 @@ def expand(parents: Sequence[tuple[int, bytes]], opts: Options, visited: dict[in
 
     out: list[tuple[int, list[Child]]] = []
     seen: set[int] = set()
-    for parent_fp, snapshot in parents:
+    for parent_fp, snapshot, scheduled in parents:
         with _collected_after():
-            out.append((parent_fp, _children(snapshot, opts, alphabet, visited, seen,
-                                             memo, fp_of, last)))
+            out.append((parent_fp, _children(snapshot, scheduled, opts, alphabet, visited,
+                                             seen, memo, fp_of, last)))
     return out
 
 
@@ -257,15 +263,26 @@ def _collected_after() -> Iterator[None]:
         gc.collect(1)
 
 
-def _children(snapshot: bytes, opts: Options, alphabet: Sequence[Action],
+def _children(snapshot: bytes, hint: int | None, opts: Options, alphabet: Sequence[Action],
               visited: dict[int, object], seen: set[int], memo: dict[int, tuple[str, ...]],
               fp_of: Callable[[World], int], last: bool) -> list[Child]:
-    """Every enabled action taken from one parent's snapshot."""
-    base = thaw(snapshot)
-    enabled = [i for i, a in enumerate(alphabet) if a.enabled(base)]
+    """Every enabled action taken from one parent's snapshot.
+
+    ``hint`` is the parent's ``schedule`` child as its closure found it: when
+    that child is known already, the search records it without taking the
+    action again (a thaw, a cycle and a fingerprint saved; the same child).
+    """
+    first = thaw(snapshot)
+    enabled = [i for i, a in enumerate(alphabet) if a.enabled(first)]
+    base: World | None = first
     children: list[Child] = []
-    for n, index in enumerate(enabled):
-        world = base if n == 0 else thaw(snapshot)
+    for index in enabled:
+        if hint is not None and alphabet[index].kind == "schedule" \
+                and (hint in visited or hint in seen):
+            children.append(Child(index, hint, None, [], known=True))
+            continue
+        world = base if base is not None else thaw(snapshot)
+        base = None
         violations, scheduled = take(world, alphabet[index], invariants=False)
         fp = fp_of(world)
         known = fp in visited or fp in seen
@@ -276,9 +293,11 @@ def _children(snapshot: bytes, opts: Options, alphabet: Sequence[Action],
         seen.add(fp)
         frozen = None if last else freeze(world)
         verdict: tuple[str, ...] = ()
+        ahead: int | None = None
         if opts.liveness:
-            _, verdict = closure.run(world, fp_of, memo, start=fp)
-        children.append(Child(index, fp, frozen, [], verdict))
+            end, verdict = closure.run(world, fp_of, memo, start=fp, hint=not last)
+            ahead = end.scheduled
+        children.append(Child(index, fp, frozen, [], verdict, scheduled=ahead))
     return children
 
 
@@ -314,10 +333,10 @@ def search(opts: Options, progress: Progress | None = None) -> Result:
             w, opts.symmetry, classes), memo)
         if verdict:
             return Result(stats, False, Found([], [], True, verdict), "a violation")
-    frontier: list[tuple[int, bytes]] = [(root_fp, freeze(world))]
+    frontier: list[Parent] = [(root_fp, freeze(world), None)]
     reason = "depth bound"
     for depth in range(1, opts.depth + 1):
-        following: list[tuple[int, bytes]] = []
+        following: list[Parent] = []
         level = 0
         for parent_fp, children in _level(frontier, opts, visited, memo, depth == opts.depth):
             if progress is not None:
@@ -345,7 +364,7 @@ def search(opts: Options, progress: Progress | None = None) -> Result:
                     return Result(stats, False, Found([], _path(visited, child.fp), True,
                                                       child.verdict), "a violation")
                 if child.snapshot is not None:
-                    following.append((child.fp, child.snapshot))
+                    following.append((child.fp, child.snapshot, child.scheduled))
         stats.levels.append(level)
         stats.depth = depth
         stats.elapsed = time.monotonic() - started
@@ -362,7 +381,7 @@ def search(opts: Options, progress: Progress | None = None) -> Result:
     return Result(stats, reason == "exhausted", None, reason)
 
 
-def _level(frontier: list[tuple[int, bytes]], opts: Options, visited: dict[int, tuple[int, int]],
+def _level(frontier: list[Parent], opts: Options, visited: dict[int, tuple[int, int]],
            memo: dict[int, tuple[str, ...]], last: bool) -> Iterator[tuple[int, list[Child]]]:
     """Expand one level's frontier, in frontier order (in worker processes when asked)."""
     known: dict[int, object] = visited  # type: ignore[assignment]
