@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import fields as fields_of
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from invariants import liveness
-from invariants.explore import SCOPES, Options, search, texts
+from invariants import liveness, model, shim
+from invariants.explore import SCOPES, Options, closure, search, texts
 from invariants.explore.closure import run as quiesce
 from invariants.explore.fingerprint import FIELDS, SHIM_FIELDS, fingerprint
 from invariants.explore.search import node_classes, replay_path, root, take
@@ -55,7 +57,6 @@ def test_the_closures_schedule_hint_changes_nothing_found(
     """A parent's ``schedule`` child taken from its closure (when known) instead of again:
     the same states, children and per-action figures as taking every action."""
     hinted = search(Options(SCOPES["small"], 6))
-    from invariants.explore import closure
     real = closure.run
     monkeypatch.setattr(closure, "run", lambda *a, **k: real(*a, **{**k, "hint": False}))
     taken = search(Options(SCOPES["small"], 6))
@@ -105,10 +106,6 @@ def test_the_fingerprint_reads_every_field_of_every_core_object() -> None:
 def test_the_fingerprint_reads_every_field_the_model_shim_keeps() -> None:
     """The shim's records are part of the state: each field is placed in the form or
     skipped saying why, and changing one that is placed as it is changes the fingerprint."""
-    from dataclasses import fields as fields_of
-    from dataclasses import replace
-
-    from invariants import model, shim
     for name, table in SHIM_FIELDS.items():
         assert set(table) == {f.name for f in fields_of(getattr(shim, name))}, name
         assert all(how in ("v", "age", "node", "uuid") or how.startswith("skip: ")
