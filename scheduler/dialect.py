@@ -98,7 +98,7 @@ def today_allocation_request(request: si.AllocationRequest) -> today.AllocationR
     return today.AllocationRequest(rm_id=request.rm_id, releases=today.AllocationReleasesRequest(
         allocations_to_release=[today.AllocationRelease(
             partition_name=r.partition_name, application_id=r.application_id,
-            termination_type=r.termination_type, message=r.message,
+            termination_type=r.termination_type.value, message=r.message,
             allocation_key=r.allocation_key) for r in releases.allocations_to_release]))
 
 
@@ -127,6 +127,8 @@ class PartitionOps(Protocol):
     def add_node(self, info: si.NodeInfo) -> None: ...
     def update_node(self, info: si.NodeInfo) -> None: ...
     def bind_allocation(self, msg: si.Allocation) -> None: ...
+    def resize_allocation(self, uuid: str, resource: dict[str, int]) -> str: ...
+    def roll_back(self, app_id: str, key: str, message: str) -> str: ...
 
 
 @dataclass
@@ -197,11 +199,11 @@ class TodayRequests:
         return [a for a in app.allocations.values() if a.ask_key == key]
 
     def _ask(self, p: PartitionOps, pod: today.Allocation) -> None:
-        """A pod without a node: an ask of one; sent again for a running key, nothing to do.
+        """A pod without a node: an ask of one; sent again for a running key, an update.
 
         YuniKorn treats an allocation re-sent for a known key as an update
-        (``partition.go`` UpdateAllocation); a running pod's own resources are
-        not changed here (see the shim guide, "Today's SI").
+        (``partition.go`` UpdateAllocation): a running pod's new size is an
+        in-place resize.
         """
         placed = self._live(p, pod.application_id, pod.allocation_key)
         if placed:
@@ -216,15 +218,21 @@ class TodayRequests:
             preemption_policy=pod.preemption_policy))
 
     def _resent(self, p: PartitionOps, pod: today.Allocation, alloc: Any) -> None:
-        if res.equal(alloc.resource, pod.resource_per_alloc.as_dict()):
+        """A running pod sent again: the same size changes nothing, another resizes it.
+
+        Only the size is read, as YuniKorn reads only it for a known key
+        (``partition.go`` UpdateAllocation); the node it names is not a move.
+        """
+        size = pod.resource_per_alloc.as_dict()
+        if res.equal(alloc.resource, size):
             self._note(si.EventRecordType.REQUEST, pod.allocation_key,
                        f"allocation {pod.allocation_key} of application {pod.application_id} "
                        f"sent again unchanged: it runs on node {alloc.node.id}, nothing to do",
                        pod.application_id)
             return
-        self._reject(pod.application_id, pod.allocation_key,
-                     f"allocation {pod.allocation_key} runs on node {alloc.node.id}: changing "
-                     "its resources in place is not supported; release it and send it again")
+        why = p.resize_allocation(alloc.uuid, size)
+        if why:
+            self._reject(pod.application_id, pod.allocation_key, why)
 
     def _bound_pod(self, p: PartitionOps, pod: today.Allocation) -> None:
         """A pod bound to a node: recovered, or placed by the RM itself."""
@@ -295,7 +303,13 @@ class TodayRequests:
         the request of the same key (``partition.go`` removeAllocation); an
         empty key means every allocation and ask of the application.
         """
-        ttype = rel.termination_type
+        if rel.termination_type is today.TerminationType.SCHEDULING_FAILED_ON_RM:
+            why = p.roll_back(rel.application_id, rel.allocation_key, rel.message)
+            if why:
+                self._note(si.EventRecordType.REQUEST, rel.allocation_key,
+                           f"release SCHEDULING_FAILED_ON_RM ignored: {why}", rel.application_id)
+            return
+        ttype = si.TerminationType(rel.termination_type.value)
         key = rel.allocation_key
         app = p.apps.get(rel.application_id)
         if not key:
@@ -394,14 +408,12 @@ def change_detail(event: si.EventRecord) -> today.EventChangeDetail:
 
 def today_allocation_response(response: si.AllocationResponse) -> today.AllocationResponse:
     """The core's answer about pods as today's message: by key, ask releases in ``released``."""
+    gone: list[si.AllocationRelease | si.AllocationAskRelease] = [
+        *response.released, *response.released_asks]
     released = [today.AllocationRelease.model_construct(
         partition_name=r.partition_name, application_id=r.application_id,
-        termination_type=r.termination_type, message=r.message, allocation_key=r.allocation_key)
-        for r in response.released]
-    released.extend(today.AllocationRelease.model_construct(
-        partition_name=r.partition_name, application_id=r.application_id,
-        termination_type=r.termination_type, message=r.message, allocation_key=r.allocation_key)
-        for r in response.released_asks)
+        termination_type=today.TerminationType(r.termination_type.value), message=r.message,
+        allocation_key=r.allocation_key) for r in gone]
     return today.AllocationResponse.model_construct(
         new=[today.Allocation.model_construct(
             allocation_key=a.allocation_key, allocation_tags=a.allocation_tags,

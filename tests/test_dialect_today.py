@@ -84,7 +84,7 @@ def pod(key: str, app: str = "app-1", memory: int = 10, node: str = "", **more: 
                         resource_per_alloc=res(memory), node_id=node, **more)
 
 
-def stop(key: str, app: str = "app-1", ttype: TT = TT.STOPPED_BY_RM) -> t.AllocationRelease:
+def stop(key: str, app: str = "app-1", ttype: Any = TT.STOPPED_BY_RM) -> t.AllocationRelease:
     return t.AllocationRelease(application_id=app, allocation_key=key, termination_type=ttype)
 
 
@@ -148,7 +148,7 @@ def test_release_by_key_is_processed_and_confirmed_by_key() -> None:
     env.release(stop("pod-1"), stop("pod-2"))
     released = env.shim.released
     assert [(r.allocation_key, r.termination_type) for r in released] == [
-        ("pod-1", TT.STOPPED_BY_RM), ("pod-2", TT.STOPPED_BY_RM)]
+        ("pod-1", t.TerminationType.STOPPED_BY_RM), ("pod-2", t.TerminationType.STOPPED_BY_RM)]
     assert all(isinstance(r, t.AllocationRelease) for r in released)
     assert env.node("node-1")["allocated"] == {}
     assert env.application("app-1")["pending"] == {}
@@ -264,7 +264,8 @@ def test_gang_placeholders_are_replaced_and_the_swap_confirmed_by_key() -> None:
     env.shim.clear()
     env.pods(pod("real-1", app="gang", memory=20, task_group_name="tg"))
     env.api.schedule()
-    swaps = [r for r in env.shim.released if r.termination_type == TT.PLACEHOLDER_REPLACED]
+    swaps = [r for r in env.shim.released
+             if r.termination_type is t.TerminationType.PLACEHOLDER_REPLACED]
     assert len(swaps) == 1 and swaps[0].allocation_key in ("ph-1", "ph-2")
     env.shim.clear()
     env.release(stop(swaps[0].allocation_key, app="gang", ttype=TT.PLACEHOLDER_REPLACED))
@@ -313,7 +314,7 @@ def test_bad_pods_are_rejected_by_key_with_a_reason_and_change_nothing() -> None
                           resource_per_alloc=res(5)),
              pod("elsewhere", partition_name="gpu"),
              pod("stranger", app="app-9"))
-    rejected = [r for resp in env.responses() for r in resp.rejected_allocations]
+    rejected = env.shim.rejected_allocations
     assert [r.allocation_key for r in rejected] == [
         "on-nowhere", "orphan", "floating", "elsewhere", "stranger"]
     assert "node node-9 is not known" in rejected[0].reason
@@ -326,18 +327,39 @@ def test_bad_pods_are_rejected_by_key_with_a_reason_and_change_nothing() -> None
     env.check()
 
 
-def test_a_running_pod_sent_again_with_other_resources_is_refused_and_keeps_running() -> None:
+def test_a_running_pod_sent_again_with_other_resources_is_resized_in_place() -> None:
     env = Today()
-    env.nodes(create("node-1"))
+    env.nodes(create("node-1", memory=100))
     env.app("app-1")
     env.pods(pod("pod-1"))
     env.api.schedule()
     env.shim.clear()
     env.pods(pod("pod-1", memory=30))
-    rejected = [r for resp in env.responses() for r in resp.rejected_allocations]
-    assert [r.allocation_key for r in rejected] == ["pod-1"]
-    assert "in place" in rejected[0].reason
-    assert env.application("app-1")["allocated"] == {"memory": 10, "vcore": 1}
+    assert env.shim.rejected_allocations == [] and env.shim.allocations == []
+    assert env.application("app-1")["allocated"] == {"memory": 30, "vcore": 1}
+    assert env.node("node-1")["allocated"] == {"memory": 30, "vcore": 1}
+    queue = next(q for q in env.partition()["queues"] if q["path"] == "root.a")
+    assert queue["allocated"] == {"memory": 30, "vcore": 1}
+    env.pods(pod("pod-1", memory=130, node="node-1"))   # at any cost, as YuniKorn
+    assert env.node("node-1")["allocated"] == {"memory": 130, "vcore": 1}
+    env.release(stop("pod-1"))
+    assert env.node("node-1")["allocated"] == {} and env.application("app-1")["allocated"] == {}
+    env.check()
+
+
+def test_a_pod_being_released_can_not_be_resized() -> None:
+    env = Today()
+    env.nodes(create("node-1"))
+    env.app("gang", placeholder_ask=20)
+    env.pods(pod("ph-1", app="gang", memory=20, placeholder=True, task_group_name="tg"))
+    env.api.schedule()
+    env.pods(pod("real-1", app="gang", memory=20, task_group_name="tg"))
+    env.api.schedule()                                  # ph-1 released, awaiting confirmation
+    assert [r.allocation_key for r in env.shim.released] == ["ph-1"]
+    env.shim.clear()
+    env.pods(pod("ph-1", app="gang", memory=10, placeholder=True, task_group_name="tg"))
+    assert [r.allocation_key for r in env.shim.rejected_allocations] == ["ph-1"]
+    assert "being released" in env.shim.rejected_allocations[0].reason
     env.check()
 
 
@@ -354,7 +376,7 @@ def test_one_registration_speaks_one_dialect() -> None:
     env.api.update_node(si.NodeRequest(rm_id=env.rm, nodes=[si.NodeInfo(
         node_id="node-2", action=si.NodeAction.CREATE, schedulable_resource=res(10),
         occupied_resource=res(1))]))
-    rejected = [r for resp in env.responses() for r in resp.rejected_allocations]
+    rejected = env.shim.rejected_allocations
     assert [r.allocation_key for r in rejected] == ["seed-ask"]
     assert "speaks today's SI (2858f4d)" in rejected[0].reason
     assert "asks" in rejected[0].reason
@@ -400,7 +422,7 @@ def test_the_dialect_can_be_fixed_at_registration() -> None:
         si.AllocationAsk(allocation_key="k", application_id="app-1", resource_ask=res(5))]))
     assert isinstance(env.responses()[0], t.AllocationResponse)
     with pytest.raises(ValueError):
-        Today(rm="other", dialect="klingon")  # type: ignore[arg-type]
+        Today(rm="other", dialect="klingon")
 
 
 def test_two_rms_of_different_dialects_side_by_side() -> None:
@@ -457,7 +479,7 @@ def test_scheduling_states_are_todays_message() -> None:
 def test_the_api_names_both_classes_when_given_something_else() -> None:
     api = Scheduler(clock=ManualClock(0.0))
     with pytest.raises(TypeError, match=r"si\.AllocationRequest or si\.today\.AllocationRequest"):
-        api.update_allocation(t.NodeRequest(rm_id="x"))  # type: ignore[arg-type]
+        api.update_allocation(t.NodeRequest(rm_id="x"))
 
 
 # ----------------------------------------------------------------------- traces, schema
@@ -498,3 +520,25 @@ def test_schema_writes_todays_messages(tmp_path: Any) -> None:
     assert "UUID" not in alloc["properties"]
     assert (tmp_path / "RejectedAllocation.schema.json").exists()
     assert not (tmp_path / "AllocationAsk.schema.json").exists()
+
+
+def test_a_pod_the_rm_could_not_bind_is_scheduled_again() -> None:
+    env = Today()
+    env.nodes(create("node-1"), create("node-2"))
+    env.app("app-1")
+    env.pods(pod("pod-1", memory=60))
+    env.api.schedule()
+    first = env.shim.allocations[-1].node_id
+    env.shim.clear()
+    env.release(stop("pod-1", ttype=t.TerminationType.SCHEDULING_FAILED_ON_RM))
+    assert env.shim.released == []                      # nothing back: the RM knows
+    app = env.application("app-1")
+    assert app["allocated"] == {} and app["pending"] == {"memory": 60, "vcore": 1}
+    assert env.node(first)["allocated"] == {}
+    assert env.api.schedule() == 1
+    assert env.shim.allocations[-1].allocation_key == "pod-1"
+    assert env.application("app-1")["allocated"] == {"memory": 60, "vcore": 1}
+    env.shim.clear()
+    env.release(stop("nope", ttype=t.TerminationType.SCHEDULING_FAILED_ON_RM))
+    assert any("nothing to roll back" in e.message for e in env.shim.events)
+    env.check()

@@ -85,6 +85,10 @@ class Partition(PartitionState):
     def release_allocations(self, rel: si.AllocationRelease) -> None:
         releases.release_allocations(self, rel)
 
+    def roll_back(self, app_id: str, key: str, message: str) -> str:
+        """The RM could not bind the pod of ``key``: scheduled again; "" or why not."""
+        return releases.roll_back(self, app_id, key, message)
+
     def add_node(self, info: si.NodeInfo) -> None:
         nodes.add_node(self, info)
 
@@ -94,6 +98,10 @@ class Partition(PartitionState):
     def bind_allocation(self, msg: si.Allocation) -> None:
         """A pod the RM placed itself (today's SI: an allocation with a node)."""
         nodes.bind_allocation(self, msg)
+
+    def resize_allocation(self, uuid: str, resource: dict[str, int]) -> str:
+        """A running pod resized in place; "" when done, else why not."""
+        return nodes.resize_allocation(self, uuid, resource)
 
     # -- the cycle --------------------------------------------------------------
     def schedule(self) -> int:

@@ -152,6 +152,40 @@ def recover(p: PartitionState, node: Node, msg: si.Allocation) -> Allocation:
     return alloc
 
 
+def resize_allocation(p: PartitionState, uuid: str, resource: dict[str, int]) -> str:
+    """A running pod resized in place: its new size counts everywhere the old one did.
+
+    YuniKorn applies the change at any cost, over a queue's max or a node's
+    room alike (``partition.go`` UpdateAllocation, ``objects/application.go``
+    UpdateAllocationResources at apache/yunikorn-core ``be3bb48``). Only an
+    allocation the core has not released can change: "" when done, else why not.
+    """
+    alloc = p.allocations.get(uuid)
+    if alloc is None or alloc.state != "Allocated" or alloc.release_type:
+        return f"allocation {uuid} is being released and can not change"
+    if not res.any_positive(resource):
+        return "the new size requests no resources"
+    token = alloc.timer_token
+    ledger.unbind(p, alloc)
+    before = alloc.resource
+    alloc.resource = dict(resource)
+    ask = alloc.app.asks.get(alloc.ask_key)
+    if ask is not None and ask.pending_repeats == 0:
+        ask.resource = dict(resource)
+    ledger.bind(p, alloc)
+    alloc.timer_token = token
+    alloc.node.recompute_available("an allocation resized in place exceeds the node's room")
+    p.node_order.update(alloc.node)
+    if alloc.app.queue is not None:
+        for q in alloc.app.queue.ancestry():
+            ledger.refresh_quota_flag(q, "an allocation resized in place exceeds the max")
+    p.core.event(p.rm_id, ET.REQUEST, alloc.uuid,
+                 f"allocation {alloc.uuid} of application {alloc.app.id} resized in place from "
+                 f"{res.to_str(before)} to {res.to_str(alloc.resource)}",
+                 si.EventChangeType.SET, alloc.app.id)
+    return ""
+
+
 def update_node(p: PartitionState, info: si.NodeInfo) -> None:
     """``UPDATE``, ``DRAIN_NODE``, ``DRAIN_TO_SCHEDULABLE`` and ``DECOMISSION`` of a known node."""
     node = p.nodes.get(info.node_id)

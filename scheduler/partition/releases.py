@@ -10,8 +10,8 @@ Request"). A confirmed ``PLACEHOLDER_REPLACED`` completes the replacement.
 from __future__ import annotations
 
 from .. import si
-from ..objects import Application
-from . import apps, gang, ledger
+from ..objects import Application, Ask
+from . import apps, appstate, gang, ledger
 from .state import PartitionState
 
 TT = si.TerminationType
@@ -73,3 +73,38 @@ def release_allocations(p: PartitionState, rel: si.AllocationRelease) -> None:
             touched.append(alloc.app)
     for touched_app in touched:
         apps.after_release(p, touched_app)
+
+
+def roll_back(p: PartitionState, app_id: str, key: str, message: str) -> str:
+    """The RM could not bind the pod of ``key``: its allocation goes, its ask is pending again.
+
+    YuniKorn's answer to a ``SCHEDULING_FAILED_ON_RM`` release (YUNIKORN-3316,
+    apache/yunikorn-core after ``be3bb48``): the allocation leaves its node,
+    application, queue and user, and the request is scheduled again, elsewhere
+    if the node stays unfit. Nothing is sent back: the RM knows. The ask that
+    was allocated is terminal, so a fresh ask of the same key takes its place
+    with one repeat pending. "" when done, else why not.
+    """
+    app = p.apps.get(app_id)
+    allocs = [] if app is None else [a for a in app.allocations.values()
+                                    if a.ask_key == key and a.state == "Allocated"
+                                    and not a.release_type]
+    ask = app.asks.get(key) if app is not None else None
+    if app is None or not allocs or ask is None or ask.state != "Allocated" \
+            or app.state not in ("Accepted", "Running"):
+        return (f"allocation {key} of application {app_id} is not allocated to a live "
+                "application: nothing to roll back")
+    alloc = allocs[-1]
+    ledger.remove_allocation(p, alloc, "stop", message or "the RM could not bind it")
+    again = Ask(app, key, ask.resource, ask.max_allocations, ask.priority, p.core.next_seq(),
+                p.core.clock.now(), ask.execution_timeout_ms, dict(ask.tags), ask.task_group,
+                ask.placeholder, ask.originator, ask.preempt_self, ask.preempt_other)
+    p.core.fire(again, "ask", p.rm_id, app.id,
+                f"the RM could not bind allocation {alloc.uuid}: scheduled again")
+    again.allocated_count = ask.allocated_count - 1
+    again.pending_repeats = again.max_allocations - again.allocated_count
+    ledger.add_pending(app, again)
+    if app.state == "Completing":
+        appstate.fire_app(p, app, "run")
+    apps.after_release(p, app)
+    return ""

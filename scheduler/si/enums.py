@@ -28,7 +28,13 @@ class ProtoEnum(enum.Enum):
             # bool is an int subclass: True must not silently mean member 1
             raise ValueError(f"expected a {cls.__name__} name or number, got a bool")
         if isinstance(value, enum.Enum) and not isinstance(value, cls):
-            # pydantic would take another enum's member by its value
+            # The same member of the other SI dialect's enum (``si.TerminationType.TIMEOUT``
+            # for ``si.today.TerminationType``) is that member; any other enum's is not
+            # (pydantic would take it by its value).
+            same = cls.__members__.get(value.name)
+            if isinstance(value, ProtoEnum) and type(value).__name__ == cls.__name__ \
+                    and same is not None and same.value == value.value:
+                return same
             raise ValueError(f"expected a {cls.__name__}, got {value!r}")
         if isinstance(value, cls):
             return value

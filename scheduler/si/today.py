@@ -42,7 +42,7 @@ from .base import (
     _Message,
     _RequiredId,
 )
-from .enums import EventChangeType, ProtoEnum, SchedulingState, TerminationType, _SchedulingState
+from .enums import EventChangeType, ProtoEnum, SchedulingState, _SchedulingState
 from .messages import (
     AcceptedApplication,
     AcceptedNode,
@@ -75,6 +75,21 @@ FOREIGN_DEFAULT: Final = "default"
 """``foreign`` value of any other pod the scheduler does not manage."""
 CREATION_TIME_TAG: Final = "creationTime"
 """Allocation tag with the pod's creation time in Unix seconds."""
+
+
+class TerminationType(ProtoEnum):
+    """Why a pod is released, with ``SCHEDULING_FAILED_ON_RM``: the RM could not bind it.
+
+    The last member came after ``2858f4d`` (YUNIKORN-3316) and YuniKorn's
+    Kubernetes shim sends it; the core schedules the pod again.
+    """
+
+    UNKNOWN_TERMINATION_TYPE = 0
+    STOPPED_BY_RM = 1
+    TIMEOUT = 2
+    PREEMPTED_BY_SCHEDULER = 3
+    PLACEHOLDER_REPLACED = 4
+    SCHEDULING_FAILED_ON_RM = 5
 
 
 class NodeAction(ProtoEnum):
