@@ -209,10 +209,15 @@ class TodayRequests:
         if placed:
             self._resent(p, pod, placed[0])
             return
+        app = p.apps.get(pod.application_id)
+        known = app.asks.get(pod.allocation_key) if app is not None else None
+        # A key whose pod ended is a new pod when it comes again (YuniKorn forgets the key
+        # with its allocation): in the seed's words, one repeat more than the key had.
+        done = known.allocated_count if known is not None else 0
         p.add_ask(si.AllocationAsk.model_construct(
             allocation_key=pod.allocation_key, application_id=pod.application_id,
             partition_name=pod.partition_name, resource_ask=pod.resource_per_alloc,
-            max_allocations=1, priority=pod.priority, execution_timeout_milli_seconds=0,
+            max_allocations=done + 1, priority=pod.priority, execution_timeout_milli_seconds=0,
             tags=dict(pod.allocation_tags), task_group_name=pod.task_group_name,
             placeholder=pod.placeholder, originator=pod.originator,
             preemption_policy=pod.preemption_policy))

@@ -542,3 +542,21 @@ def test_a_pod_the_rm_could_not_bind_is_scheduled_again() -> None:
     env.release(stop("nope", ttype=t.TerminationType.SCHEDULING_FAILED_ON_RM))
     assert any("nothing to roll back" in e.message for e in env.shim.events)
     env.check()
+
+
+def test_a_key_whose_pod_ended_is_a_new_pod_when_it_comes_again() -> None:
+    env = Today()
+    env.nodes(create("node-1"))
+    env.app("app-1")
+    env.pods(pod("pod-1"))
+    env.api.schedule()
+    env.release(stop("pod-1"))
+    assert env.application("app-1")["state"] == "Completing"
+    env.shim.clear()
+    env.pods(pod("pod-1", memory=20))
+    assert env.application("app-1")["pending"] == {"memory": 20, "vcore": 1}
+    assert env.api.schedule() == 1
+    assert [(a.allocation_key, a.resource_per_alloc.as_dict()) for a in env.shim.allocations] \
+        == [("pod-1", {"memory": 20, "vcore": 1})]
+    assert env.application("app-1")["state"] == "Running"
+    env.check()
