@@ -59,7 +59,7 @@ class Callback:
         if session.subscribers:
             memo: dict[int, Message] = {}
             batch = ext_pb2.EventBatch(
-                events=[cast(si_pb2.EventRecord, to_proto(e, memo)) for e in events])
+                events=[cast(si_pb2.EventRecord, to_proto(e, _memo=memo)) for e in events])
             session.publish([ext_pb2.ShimUpdate(events=cast(ext_pb2.EventBatch, piece))
                              for piece in wire.split(batch)])
 
