@@ -261,10 +261,10 @@ def run_replay(args: argparse.Namespace) -> int:
 
     try:
         trace = read_trace(args.file)
+        result = replay.run(trace, None if args.quiet else sys.stdout)
     except TraceError as exc:
         print(f"yunikorn-fsm replay: {args.file}: {exc}", file=sys.stderr)
         return 2
-    result = replay.run(trace, None if args.quiet else sys.stdout)
     if args.mermaid:
         Path(args.mermaid).write_text(replay.mermaid(result), encoding="utf-8")
         print(f"sequence diagram written to {args.mermaid}")

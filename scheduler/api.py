@@ -32,9 +32,18 @@ from .clock import Clock, SystemClock
 from .config import DEFAULT_CONFIG_YAML, SchedulerConfig, parse_config
 from .context import CoreContext
 from .delivery import Delivery, Dispatcher
+from .dialect import (
+    Dialect,
+    TodayCallback,
+    TodayRequests,
+    seed_only,
+    today_allocation_request,
+    today_node_request,
+)
 from .dump import dump_partition
 from .errors import ConfigError, UnknownResourceManager
 from .partition import Partition
+from .si import today
 
 log = logging.getLogger("yunikorn_fsm")
 
@@ -66,10 +75,14 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _expect(value: object, cls: type, call: str) -> None:
+def _expect(value: object, cls: type | tuple[type, ...], call: str) -> None:
     """A shim that passes the wrong thing is told what the call takes; nothing changes."""
     if not isinstance(value, cls):
-        wanted = f"si.{cls.__name__}" if cls is not str else "an rm_id string"
+        classes = cls if isinstance(cls, tuple) else (cls,)
+        wanted = " or ".join(
+            "an rm_id string" if c is str
+            else f"{'si.today' if c.__module__ == today.__name__ else 'si'}.{c.__name__}"
+            for c in classes)
         raise TypeError(f"Scheduler.{call} takes {wanted}, not {type(value).__name__}")
 
 
@@ -93,7 +106,8 @@ class ResourceManager:
 
     LIFECYCLE: ClassVar[Lifecycle] = statemachines.RM
     __slots__ = (
-        "callback", "config_text", "id", "partitions", "paused_at", "policy_group", "state"
+        "callback", "config_text", "dialect", "id", "partitions", "paused_at", "policy_group",
+        "state", "today",
     )
 
     def __init__(
@@ -106,6 +120,10 @@ class ResourceManager:
         self.config_text = config_text
         self.partitions: dict[str, Partition] = {}
         self.paused_at: float | None = None
+        self.dialect: Dialect | None = None
+        """The SI this RM speaks, once a request said (``scheduler.dialect``)."""
+        self.today: TodayRequests | None = None
+        """Today's requests as the core's operations, for an RM that speaks today's SI."""
 
     @property
     def event_id(self) -> str:
@@ -237,7 +255,8 @@ class Scheduler:
 
     # ---------------------------------------------------------------- RM calls
     def register_resource_manager(
-        self, request: si.RegisterResourceManagerRequest, callback: ResourceManagerCallback
+        self, request: si.RegisterResourceManagerRequest, callback: ResourceManagerCallback,
+        dialect: Dialect | str | None = None,
     ) -> si.RegisterResourceManagerResponse:
         """Register an RM with its queue configuration (``002`` "RM register with scheduler").
 
@@ -245,9 +264,15 @@ class Scheduler:
         full resync is expected. An invalid configuration raises ConfigError,
         and a callback that lacks a method the core calls raises TypeError,
         before anything changes.
+
+        ``dialect`` fixes the SI the RM speaks (``"seed"`` or ``"today"``) from
+        the start; without it the RM's first request that only one dialect can
+        say decides (``scheduler.dialect``). Either way it holds until the RM
+        registers again.
         """
         _expect(request, si.RegisterResourceManagerRequest, "register_resource_manager")
         _check_callback(callback)
+        speaks = None if dialect is None else Dialect(dialect)
         config = self._parse(request.config)
         with self._transaction():
             old = self._rms.get(request.rm_id)
@@ -260,8 +285,38 @@ class Scheduler:
                 partition.predicates = predicates_of(callback)
                 partition.preemption_predicates = preemption_predicates_of(callback)
                 rm.partitions[pc.name] = partition
+            if speaks is not None:
+                self._speak(rm, speaks)
             self._core.fire(rm, "register", rm.id)
         return si.RegisterResourceManagerResponse()
+
+    def dialect(self, rm_id: str) -> Dialect | None:
+        """The SI the RM speaks: None until one of its requests said (or it is not known)."""
+        with self.lock:
+            rm = self._rms.get(rm_id)
+            return rm.dialect if rm is not None else None
+
+    def _speak(self, rm: ResourceManager, dialect: Dialect) -> bool:
+        """Whether ``rm`` speaks ``dialect``, deciding it when nothing has yet."""
+        if rm.dialect is None:
+            rm.dialect = dialect
+            if dialect is Dialect.TODAY:
+                rm.callback = TodayCallback(rm.callback)
+                core = self._core
+                rm.today = TodayRequests(
+                    lambda name: self._partition(rm, name),
+                    lambda app, key, why: core.reject_ask(rm.id, app, key, why),
+                    lambda kind, obj, text, ref: core.event(
+                        rm.id, kind, obj, text, reference_id=ref),
+                    core.new_uuid)
+        return rm.dialect is dialect
+
+    def _other_dialect(self, rm: ResourceManager, dialect: Dialect, fields: str) -> str:
+        """Why a request of ``dialect`` is refused for ``rm``."""
+        assert rm.dialect is not None
+        return (f"resource manager {rm.id} speaks {rm.dialect.label}, and this request uses "
+                f"{dialect.label}{f' ({fields})' if fields else ''}: one registration speaks "
+                "one dialect; register again to change")
 
     @staticmethod
     def _parse(text: str) -> SchedulerConfig:
@@ -377,9 +432,12 @@ class Scheduler:
             self._reap_partitions(rm)
 
     # ----------------------------------------------------------- node requests
-    def update_node(self, request: si.NodeRequest) -> None:
-        """Node actions (``002`` NodeInfo.ActionFromRM); answers through ``update_node``."""
-        _expect(request, si.NodeRequest, "update_node")
+    def update_node(self, request: si.NodeRequest | today.NodeRequest) -> None:
+        """Node actions (``002`` NodeInfo.ActionFromRM); answers through ``update_node``.
+
+        Takes the seed's ``si.NodeRequest`` or today's ``si.today.NodeRequest``.
+        """
+        _expect(request, (si.NodeRequest, today.NodeRequest), "update_node")
         with self._transaction():
             rm = self._rm(request.rm_id)
             if rm is None:
@@ -387,16 +445,44 @@ class Scheduler:
                 for n in request.nodes:
                     self._core.reject_node(request.rm_id, n.node_id, reason)
                 return
-            for info in request.nodes:
-                name = info.attributes.get(NODE_PARTITION_ATTRIBUTE) or si.DEFAULT_PARTITION
-                partition = self._node_partition(rm, info.node_id) or rm.partitions.get(name)
-                if partition is None:
-                    self._core.reject_node(rm.id, info.node_id, f"partition {name} does not exist")
-                elif info.action == si.NodeAction.CREATE:
-                    partition.add_node(info)
-                else:
-                    partition.update_node(info)
+            if isinstance(request, si.NodeRequest):
+                own = seed_only(request)
+                if own and not self._speak(rm, Dialect.SEED):
+                    reason = self._other_dialect(rm, Dialect.SEED, ", ".join(own))
+                    for n in request.nodes:
+                        self._core.reject_node(rm.id, n.node_id, reason)
+                    return
+                if not own and rm.dialect is Dialect.TODAY:
+                    request = today_node_request(request)
+            elif not self._speak(rm, Dialect.TODAY):
+                reason = self._other_dialect(rm, Dialect.TODAY, "si.today.NodeRequest")
+                for t in request.nodes:
+                    self._core.reject_node(rm.id, t.node_id, reason)
+                return
+            if isinstance(request, today.NodeRequest):
+                assert rm.today is not None
+                for t in request.nodes:
+                    rm.today.node(t, lambda info: self._node_route(rm, info),
+                                  lambda node, name: self._core.reject_node(
+                                      rm.id, node, f"partition {name} does not exist"))
+            else:
+                for info in request.nodes:
+                    partition = self._node_route(rm, info)
+                    if partition is None:
+                        name = info.attributes.get(NODE_PARTITION_ATTRIBUTE) or \
+                            si.DEFAULT_PARTITION
+                        self._core.reject_node(rm.id, info.node_id,
+                                               f"partition {name} does not exist")
+                    elif info.action == si.NodeAction.CREATE:
+                        partition.add_node(info)
+                    else:
+                        partition.update_node(info)
             self._reap_partitions(rm)
+
+    def _node_route(self, rm: ResourceManager, info: si.NodeInfo) -> Partition | None:
+        """The partition a node action goes to: the node's own, else the one its attribute names."""
+        name = info.attributes.get(NODE_PARTITION_ATTRIBUTE) or si.DEFAULT_PARTITION
+        return self._node_partition(rm, info.node_id) or rm.partitions.get(name)
 
     @staticmethod
     def _node_partition(rm: ResourceManager, node_id: str) -> Partition | None:
@@ -406,48 +492,78 @@ class Scheduler:
         return None
 
     # ----------------------------------------------------- allocation requests
-    def update_allocation(self, request: si.AllocationRequest) -> None:
+    def update_allocation(self, request: si.AllocationRequest | today.AllocationRequest) -> None:
         """Asks, RM releases and confirmations; answers through ``update_allocation``.
 
+        Takes the seed's ``si.AllocationRequest`` or today's
+        ``si.today.AllocationRequest`` (pods by key, ``scheduler.dialect``).
         The collector is paused as in :meth:`schedule`: thousands of asks arriving at
         once are thousands of objects that all stay alive, which set off full
         collections that find nothing to free (a tenth of the asks' arrival).
         """
-        _expect(request, si.AllocationRequest, "update_allocation")
+        _expect(request, (si.AllocationRequest, today.AllocationRequest), "update_allocation")
         with _collector_paused(), self._transaction():
             rm = self._rm(request.rm_id)
             if rm is None:
-                reason = self._refuse(request.rm_id)
-                for a in request.asks:
-                    self._core.reject_ask(request.rm_id, a.application_id, a.allocation_key,
-                                          reason)
-                releases = request.releases
-                if releases is not None:
-                    self._ignored(request.rm_id, len(releases.allocations_to_release)
-                                  + len(releases.allocation_asks_to_release), "releases")
+                self._refuse_allocation(request, self._refuse(request.rm_id))
                 return
-            for ask in request.asks:
-                partition = self._partition(rm, ask.partition_name)
-                if partition is None:
-                    self._core.reject_ask(rm.id, ask.application_id, ask.allocation_key,
-                                          f"partition {ask.partition_name} does not exist")
-                    continue
-                partition.add_ask(ask)
-            releases = request.releases
-            if releases is not None:
-                for ask_rel in releases.allocation_asks_to_release:
-                    p = self._partition(rm, ask_rel.partition_name)
-                    if p is None:
-                        self._unknown_partition(rm.id, ask_rel.partition_name, "ask release")
-                    else:
-                        p.release_asks(ask_rel)
-                for rel in releases.allocations_to_release:
-                    p = self._partition(rm, rel.partition_name)
-                    if p is None:
-                        self._unknown_partition(rm.id, rel.partition_name, "release")
-                    else:
-                        p.release_allocations(rel)
+            if isinstance(request, si.AllocationRequest):
+                own = seed_only(request)
+                if own and not self._speak(rm, Dialect.SEED):
+                    self._refuse_allocation(
+                        request, self._other_dialect(rm, Dialect.SEED, ", ".join(own)))
+                    return
+                if not own and rm.dialect is Dialect.TODAY:
+                    request = today_allocation_request(request)
+            elif not self._speak(rm, Dialect.TODAY):
+                self._refuse_allocation(
+                    request, self._other_dialect(rm, Dialect.TODAY, "si.today.AllocationRequest"))
+                return
+            if isinstance(request, today.AllocationRequest):
+                assert rm.today is not None
+                rm.today.update_allocation(request)
+            else:
+                self._seed_allocation(rm, request)
             self._reap_partitions(rm)
+
+    def _refuse_allocation(self, request: si.AllocationRequest | today.AllocationRequest,
+                           reason: str) -> None:
+        """Every ask or pod of ``request`` rejected with ``reason``; its releases ignored."""
+        rm_id = request.rm_id
+        pods = request.asks if isinstance(request, si.AllocationRequest) else request.allocations
+        for a in pods:
+            self._core.reject_ask(rm_id, a.application_id, a.allocation_key, reason)
+        releases = request.releases
+        if releases is not None:
+            count = len(releases.allocations_to_release)
+            if isinstance(releases, si.AllocationReleasesRequest):
+                count += len(releases.allocation_asks_to_release)
+            if count:
+                self._core.event(rm_id, si.EventRecordType.UNKNOWN_EVENTRECORD_TYPE, rm_id,
+                                 f"resource manager {rm_id}: {count} releases ignored: {reason}")
+
+    def _seed_allocation(self, rm: ResourceManager, request: si.AllocationRequest) -> None:
+        for ask in request.asks:
+            partition = self._partition(rm, ask.partition_name)
+            if partition is None:
+                self._core.reject_ask(rm.id, ask.application_id, ask.allocation_key,
+                                      f"partition {ask.partition_name} does not exist")
+                continue
+            partition.add_ask(ask)
+        releases = request.releases
+        if releases is not None:
+            for ask_rel in releases.allocation_asks_to_release:
+                p = self._partition(rm, ask_rel.partition_name)
+                if p is None:
+                    self._unknown_partition(rm.id, ask_rel.partition_name, "ask release")
+                else:
+                    p.release_asks(ask_rel)
+            for rel in releases.allocations_to_release:
+                p = self._partition(rm, rel.partition_name)
+                if p is None:
+                    self._unknown_partition(rm.id, rel.partition_name, "release")
+                else:
+                    p.release_allocations(rel)
 
     def _unknown_partition(self, rm_id: str, name: str, what: str) -> None:
         self._core.event(rm_id, si.EventRecordType.QUEUE, name,

@@ -60,9 +60,12 @@ def _cmd_diagrams(args: argparse.Namespace) -> int:
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from .si import write_json_schemas
+    from .si import today, write_json_schemas
 
-    for path in write_json_schemas(Path(args.out)):
+    models = today.MESSAGE_MODELS if args.dialect == "today" else None
+    written = write_json_schemas(Path(args.out)) if models is None \
+        else write_json_schemas(Path(args.out), models)
+    for path in written:
         print(path)
     return 0
 
@@ -130,6 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("schema", help="write the JSON Schema of every SI message")
     p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--dialect", choices=("seed", "today"), default="seed",
+                   help="the seed's SI (f59a9f4, the default) or today's (2858f4d)")
     p.set_defaults(func=_cmd_schema)
 
     p = sub.add_parser("validate-config", help="validate a YuniKorn queues.yaml")

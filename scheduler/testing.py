@@ -17,6 +17,7 @@ from typing import Any, cast
 from . import si
 from .api import Scheduler
 from .callback import ResourceManagerCallback
+from .si import today
 from .trace import Step, header, write_lines
 
 
@@ -68,11 +69,19 @@ class RecordingShim:
 
     @property
     def released_asks(self) -> list[si.AllocationAskRelease]:
-        return [a for r in self.of("update_allocation") for a in r.released_asks]
+        """The seed's ask releases (today's SI has none: they arrive in ``released``)."""
+        return [a for r in self.of("update_allocation") for a in getattr(r, "released_asks", ())]
 
     @property
     def rejected_asks(self) -> list[si.RejectedAllocationAsk]:
-        return [a for r in self.of("update_allocation") for a in r.rejected]
+        """The seed's rejected asks (today's SI: :attr:`rejected_allocations`)."""
+        return [a for r in self.of("update_allocation") for a in getattr(r, "rejected", ())]
+
+    @property
+    def rejected_allocations(self) -> list[today.RejectedAllocation]:
+        """Today's rejected pods (the seed's SI: :attr:`rejected_asks`)."""
+        return [a for r in self.of("update_allocation")
+                for a in getattr(r, "rejected_allocations", ())]
 
     @property
     def accepted_apps(self) -> list[str]:

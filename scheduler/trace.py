@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from . import si
 from .errors import SchedulerError
+from .si import today
 
 FORMAT = "yunikorn-fsm-trace"
 VERSION = 1
@@ -35,6 +36,15 @@ REQUEST_CALLS: dict[str, type[BaseModel]] = {
     "update_configuration": si.UpdateConfigurationRequest,
 }
 """Calls that carry an SI request, with its message class."""
+TODAY_REQUEST_CALLS: dict[str, type[BaseModel]] = {
+    **REQUEST_CALLS,
+    "update_node": today.NodeRequest,
+    "update_allocation": today.AllocationRequest,
+}
+"""The same in today's SI (``scheduler.si.today``): a step or a header with ``"dialect":
+"today"`` reads its requests so; the other calls carry the messages both share."""
+DIALECTS = ("seed", "today")
+"""The values of a trace's ``dialect`` key (the header's default, or one step's own)."""
 RM_CALLS = ("connection_lost", "unregister_resource_manager")
 """Calls that carry only an RM id."""
 
@@ -80,6 +90,8 @@ class Step:
         elif self.call in REQUEST_CALLS:
             out = {"call": self.call,
                    "request": self.request.model_dump(mode="json", by_alias=True)}
+            if type(self.request).__module__ == today.__name__:
+                out["dialect"] = "today"
         elif self.call in RM_CALLS:
             out = {"call": self.call, "rm_id": self.rm_id}
         else:
@@ -89,11 +101,19 @@ class Step:
         return out
 
     @staticmethod
-    def from_json(obj: Any, line: int = 0) -> Step | None:
-        """Parse one line's object; None for a line replay ignores (a callback, a note)."""
+    def from_json(obj: Any, line: int = 0, dialect: str = "seed") -> Step | None:
+        """Parse one line's object; None for a line replay ignores (a callback, a note).
+
+        ``dialect`` is the trace's (its header's); a step's own ``dialect`` key wins.
+        """
         if not isinstance(obj, dict):
             raise TraceError(f"a step must be a JSON object, got {type(obj).__name__}", line)
-        extra = {k: v for k, v in obj.items() if k not in ("call", "request", "rm_id", "advance")}
+        extra = {k: v for k, v in obj.items()
+                 if k not in ("call", "request", "rm_id", "advance", "dialect")}
+        dialect = obj.get("dialect", dialect)
+        if dialect not in DIALECTS:
+            raise TraceError(f"dialect must be one of {', '.join(DIALECTS)}, got {dialect!r}",
+                             line)
         if "advance" in obj:
             seconds = obj["advance"]
             if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
@@ -109,7 +129,8 @@ class Step:
             if not isinstance(rm_id, str) or not rm_id:
                 raise TraceError(f"{call} needs a non-empty rm_id", line)
             return Step(call, rm_id=rm_id, extra=extra)
-        model = REQUEST_CALLS.get(call) if isinstance(call, str) else None
+        calls = TODAY_REQUEST_CALLS if dialect == "today" else REQUEST_CALLS
+        model = calls.get(call) if isinstance(call, str) else None
         if model is None:
             known = ", ".join([*REQUEST_CALLS, *RM_CALLS, "schedule"])
             raise TraceError(f"unknown call {call!r} (known: {known})", line)
@@ -161,9 +182,12 @@ def parse_lines(lines: Iterable[str]) -> Trace:
             start = obj.get("clock_start", 0.0)
             if isinstance(start, bool) or not isinstance(start, int | float):
                 raise TraceError(f"clock_start must be a number, got {start!r}", number)
+            if obj.get("dialect", "seed") not in DIALECTS:
+                raise TraceError(f"dialect must be one of {', '.join(DIALECTS)}, got "
+                                 f"{obj.get('dialect')!r}", number)
             head = obj
             continue
-        step = Step.from_json(obj, number)
+        step = Step.from_json(obj, number, head.get("dialect", "seed"))
         if step is not None:
             steps.append(step)
     if head is None:

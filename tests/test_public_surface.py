@@ -35,7 +35,8 @@ RPC_EXPORTS = {
     "missing_extra",
 }
 API_METHODS = {
-    "register_resource_manager": ["request", "callback"],
+    # extension: the optional dialect ("seed" or "today"; scheduler.dialect)
+    "register_resource_manager": ["request", "callback", "dialect"],
     "update_application": ["request"],
     "update_node": ["request"],
     "update_allocation": ["request"],

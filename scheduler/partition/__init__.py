@@ -91,6 +91,10 @@ class Partition(PartitionState):
     def update_node(self, info: si.NodeInfo) -> None:
         nodes.update_node(self, info)
 
+    def bind_allocation(self, msg: si.Allocation) -> None:
+        """A pod the RM placed itself (today's SI: an allocation with a node)."""
+        nodes.bind_allocation(self, msg)
+
     # -- the cycle --------------------------------------------------------------
     def schedule(self) -> int:
         return cycle.schedule(self)

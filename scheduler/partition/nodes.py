@@ -56,28 +56,55 @@ def check_recovery(p: PartitionState, info: si.NodeInfo) -> str:
     # on (node, application, queue, user) is at most that.
     usage = dict(p.root.allocated)
     for i, a in enumerate(info.existing_allocations):
-        where = f"existingAllocations[{i}]"
-        size = a.resource_per_alloc.as_dict()
-        over = res.overflow(usage, size)
-        if over:
-            return (f"{where}: its {over} would take the usage of partition {p.name} past "
-                    "the int64 limit")
-        res.add_into(usage, size)
-        app = p.apps.get(a.application_id)
-        if app is None or app.state not in RECOVERABLE or app.queue is None:
-            return (f"{where}: application {a.application_id} is not known or not live; "
-                    "the RM must add applications before their nodes")
-        if not a.uuid:
-            return f"{where}: a recovered allocation needs its uuid"
-        if p.core.uuid_taken(a.uuid) or a.uuid in seen:
-            return f"{where}: allocation uuid {a.uuid} already exists"
-        if a.node_id and a.node_id != info.node_id:
-            return f"{where}: allocation is for node {a.node_id}, not {info.node_id}"
-        seen.add(a.uuid)
+        problem = _unattachable(p, a, info.node_id, usage, seen)
+        if problem:
+            return f"existingAllocations[{i}]: {problem}"
     return ""
 
 
-def recover(p: PartitionState, node: Node, msg: si.Allocation) -> None:
+def _unattachable(p: PartitionState, a: si.Allocation, node_id: str,
+                  usage: dict[str, int], seen: set[str]) -> str:
+    """Why ``a`` can not attach to node ``node_id`` ("" when it can); counts it in ``usage``."""
+    size = a.resource_per_alloc.as_dict()
+    over = res.overflow(usage, size)
+    if over:
+        return f"its {over} would take the usage of partition {p.name} past the int64 limit"
+    res.add_into(usage, size)
+    app = p.apps.get(a.application_id)
+    if app is None or app.state not in RECOVERABLE or app.queue is None:
+        return (f"application {a.application_id} is not known or not live; "
+                "the RM must add applications before their nodes")
+    if not a.uuid:
+        return "a recovered allocation needs its uuid"
+    if p.core.uuid_taken(a.uuid) or a.uuid in seen:
+        return f"allocation uuid {a.uuid} already exists"
+    if a.node_id and a.node_id != node_id:
+        return f"allocation is for node {a.node_id}, not {node_id}"
+    seen.add(a.uuid)
+    return ""
+
+
+def bind_allocation(p: PartitionState, msg: si.Allocation) -> None:
+    """A pod the RM bound to a node itself, or one it reports again after a restart.
+
+    The same rebuilding as a recovered allocation (:func:`recover`): a pending
+    ask of the key gives up a repeat to it, an unknown key gets its ask
+    generated. Nothing is checked against quotas or the node's room: the pod
+    runs already. The RM hears it back as allocated, as YuniKorn answers an
+    allocation with a node (``scheduler/context.go`` processAllocations,
+    ``partition.go`` UpdateAllocation at apache/yunikorn-core ``be3bb48``).
+    """
+    node = p.nodes.get(msg.node_id)
+    problem = (f"node {msg.node_id} is not known in partition {p.name}" if node is None
+               else _unattachable(p, msg, msg.node_id, dict(p.root.allocated), set()))
+    if problem or node is None:
+        p.core.reject_ask(p.rm_id, msg.application_id, msg.allocation_key, problem)
+        return
+    alloc = recover(p, node, msg)
+    p.core.outbox(p.rm_id).allocated(alloc)
+
+
+def recover(p: PartitionState, node: Node, msg: si.Allocation) -> Allocation:
     """Rebuild an allocation the RM reports on a node (``001`` "Application recovery").
 
     The core generates the ask the allocation came from (Initial -> Pending
@@ -122,6 +149,7 @@ def recover(p: PartitionState, node: Node, msg: si.Allocation) -> None:
     p.core.event(p.rm_id, ET.REQUEST, alloc.uuid,
                  f"allocation {alloc.uuid} of application {app.id} recovered on node {node.id}",
                  si.EventChangeType.ADD, app.id)
+    return alloc
 
 
 def update_node(p: PartitionState, info: si.NodeInfo) -> None:

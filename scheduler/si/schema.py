@@ -78,8 +78,13 @@ MESSAGE_MODELS: tuple[type[BaseModel], ...] = (
 """Every SI message model, sorted by name."""
 
 
-def write_json_schemas(out_dir: pathlib.Path) -> list[pathlib.Path]:
+def write_json_schemas(out_dir: pathlib.Path,
+                       models: tuple[type[BaseModel], ...] = MESSAGE_MODELS
+                       ) -> list[pathlib.Path]:
     """Write ``<ModelName>.schema.json`` for every message model; return the paths, sorted.
+
+    ``models`` defaults to the seed's messages; ``scheduler.si.today.MESSAGE_MODELS``
+    gives today's SI.
 
     Schemas use the spec's JSON names (by alias) in "validation" mode, so they
     describe what the core accepts; enums accept their name or number.  The
@@ -88,7 +93,7 @@ def write_json_schemas(out_dir: pathlib.Path) -> list[pathlib.Path]:
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths: list[pathlib.Path] = []
-    for model in MESSAGE_MODELS:
+    for model in models:
         schema = model.model_json_schema(by_alias=True, mode="validation")
         path = out_dir / f"{model.__name__}.schema.json"
         path.write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n", encoding="utf-8")
