@@ -111,8 +111,8 @@ def test_both_dialects_in_one_request_are_refused_naming_the_fields(
         read("allocation", _mixed(), "rm-1", speaks)
     assert caught.value.code is grpc.StatusCode.INVALID_ARGUMENT
     assert caught.value.details == (
-        "asks (seed SI f59a9f4) and allocations (SI 2858f4d) in one request: "
-        "send the fields of one SI")
+        "asks of the seed's SI (f59a9f4) and allocations of today's SI (2858f4d) in one "
+        "request: send the fields of one SI")
 
 
 def test_nested_fields_of_both_dialects_are_named_with_their_paths() -> None:
@@ -121,30 +121,29 @@ def test_nested_fields_of_both_dialects_are_named_with_their_paths() -> None:
                    occupiedResource=S.Resource(resources=MEMORY)),
         S.NodeInfo(nodeID="n-2", action=cast(Any, 6))])  # CREATE_DRAIN, unknown to the seed
     assert _refused("node", node, None) == (
-        "nodes[0].occupiedResource (seed SI f59a9f4) and nodes[1].action=CREATE_DRAIN "
-        "(SI 2858f4d) in one request: send the fields of one SI")
+        "nodes[0].occupiedResource of the seed's SI (f59a9f4) and nodes[1].action=CREATE_DRAIN "
+        "of today's SI (2858f4d) in one request: send the fields of one SI")
 
 
 def test_a_field_of_the_other_dialect_is_refused_with_the_rms_dialect() -> None:
     assert _refused("allocation", TODAY_PODS, SEED) == (
-        "resource manager rm-1 speaks seed SI f59a9f4 (its earlier requests said so; a new "
-        "registration forgets it): allocations is of SI 2858f4d")
-    assert "speaks SI 2858f4d" in _refused("allocation", SEED_ASKS, TODAY)
-    assert _refused("allocation", SEED_RELEASE, TODAY).endswith(
-        "releases.allocationsToRelease[0].UUID is of seed SI f59a9f4")
-    assert _refused("node", DRAINED_NODE, SEED).endswith(
-        "nodes[1].action=CREATE_DRAIN is of SI 2858f4d")
-    assert _refused("node", RECOVERED_NODE, TODAY).endswith(
-        "nodes[1].existingAllocations is of seed SI f59a9f4")
+        "resource manager rm-1 speaks the seed's SI (f59a9f4), and this request uses today's "
+        "SI (2858f4d) (allocations): one registration speaks one dialect; register again to "
+        "change")
+    assert "speaks today's SI (2858f4d), and this request uses the seed's SI (f59a9f4) " \
+        "(asks)" in _refused("allocation", SEED_ASKS, TODAY)
+    assert "(releases.allocationsToRelease[0].UUID)" in _refused("allocation", SEED_RELEASE,
+                                                                 TODAY)
+    assert "(nodes[1].action=CREATE_DRAIN)" in _refused("node", DRAINED_NODE, SEED)
+    assert "(nodes[1].existingAllocations)" in _refused("node", RECOVERED_NODE, TODAY)
 
 
 def test_many_fields_are_counted_after_the_first_four() -> None:
     nodes = S.NodeRequest(rmID="rm-1", nodes=[
         S.NodeInfo(nodeID=f"n-{i}", occupiedResource=S.Resource(resources=MEMORY))
         for i in range(7)])
-    assert _refused("node", nodes, TODAY).endswith(
-        "nodes[0].occupiedResource, nodes[1].occupiedResource, nodes[2].occupiedResource, "
-        "nodes[3].occupiedResource and 3 more are of seed SI f59a9f4")
+    assert "(nodes[0].occupiedResource, nodes[1].occupiedResource, nodes[2].occupiedResource, " \
+        "nodes[3].occupiedResource and 3 more)" in _refused("node", nodes, TODAY)
 
 
 def test_fields_neither_dialect_knows_are_ignored() -> None:

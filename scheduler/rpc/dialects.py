@@ -29,7 +29,6 @@ nodes), not per byte.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
@@ -40,6 +39,7 @@ from google.protobuf.message import DecodeError, Message
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from scheduler import si
+from scheduler.dialect import Dialect
 from scheduler.si import today
 
 from . import wire
@@ -47,18 +47,7 @@ from ._generated import si_pb2, si_today_pb2
 from .convert import from_proto
 from .status import Abort
 
-
-class Dialect(enum.StrEnum):  # stand-in until scheduler.dialect.Dialect lands
-    SEED = "seed"
-    TODAY = "today"
-
-__all__ = ["LABELS", "REQUESTS", "Reading", "differing_fields", "read"]
-
-LABELS: Final[dict[Dialect, str]] = {
-    Dialect.SEED: "seed SI f59a9f4",
-    Dialect.TODAY: f"SI {today.VERSION}",
-}
-"""How an error names a dialect: the SI version it follows."""
+__all__ = ["REQUESTS", "Dialect", "Reading", "differing_fields", "read"]
 
 REQUESTS: Final[dict[str, dict[Dialect, tuple[type[Message], type[pydantic.BaseModel]]]]] = {
     "allocation": {Dialect.SEED: (si_pb2.AllocationRequest, si.AllocationRequest),
@@ -204,14 +193,15 @@ def read(kind: str, raw: bytes, rm_id: str, speaks: Dialect | None) -> Reading:
     if own and others:
         seed, now = (own, others) if dialect is Dialect.SEED else (others, own)
         raise Abort(grpc.StatusCode.INVALID_ARGUMENT,
-                    f"{_names(seed)} ({LABELS[Dialect.SEED]}) and {_names(now)} "
-                    f"({LABELS[Dialect.TODAY]}) in one request: send the fields of one SI")
+                    f"{_names(seed)} of {Dialect.SEED.label} and {_names(now)} of "
+                    f"{Dialect.TODAY.label} in one request: send the fields of one SI")
     if others:
         if speaks is not None:
+            # worded as the core words a request of the other dialect in process
             raise Abort(grpc.StatusCode.INVALID_ARGUMENT,
-                        f"resource manager {rm_id} speaks {LABELS[speaks]} (its earlier "
-                        f"requests said so; a new registration forgets it): {_names(others)} "
-                        f"{'is' if len(others) == 1 else 'are'} of {LABELS[_OTHER[speaks]]}")
+                        f"resource manager {rm_id} speaks {speaks.label}, and this request "
+                        f"uses {_OTHER[speaks].label} ({_names(others)}): one registration "
+                        "speaks one dialect; register again to change")
         dialect = Dialect.TODAY if dialect is Dialect.SEED else Dialect.SEED
         cls, model = REQUESTS[kind][dialect]
         message = _parse(cls, raw)
