@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PROTO_DIR = ROOT / "scheduler" / "rpc" / "proto"
 OUT_DIR = ROOT / "scheduler" / "rpc" / "_generated"
-PROTOS = ("si.proto", "yunikorn_fsm_ext.proto")
+PROTOS = ("si.proto", "si_today.proto", "yunikorn_fsm_ext.proto")
 INIT = '"""Code generated from scheduler/rpc/proto by scripts/generate_proto.py: do not edit."""\n'
 
 _SIBLING_IMPORT = re.compile(r"^import (\w+_pb2) as (\w+)$", re.MULTILINE)

@@ -1,9 +1,11 @@
-"""The gRPC interface's proto against ``scheduler.si``: same messages, fields, enums; fresh code.
+"""The gRPC interface's protos against ``scheduler.si``: same messages, fields, enums; fresh code.
 
 ``scheduler/rpc/proto/si.proto`` is written from the interface spec and
-``scheduler/si/`` models the same spec; these tests fail as soon as the two
-disagree on a message, a field name, a field type or an enum member, or when
-the committed generated code is older than the proto.
+``scheduler/si/`` models the same spec; ``si_today.proto`` and
+``scheduler/si/today.py`` are today's SI (``2858f4d``). These tests fail as
+soon as a proto and its models disagree on a message, a field name, a field
+type or an enum member, or when the committed generated code is older than the
+protos.
 """
 
 from __future__ import annotations
@@ -28,8 +30,16 @@ from hypothesis import strategies as st
 from rpc_helpers import CONFIG
 
 from scheduler import ManualClock, Scheduler, si
-from scheduler.rpc._generated import si_pb2
-from scheduler.rpc.convert import ENUMS, PROTO_CLASSES, from_proto, proto_name, to_proto
+from scheduler.rpc._generated import si_pb2, si_today_pb2
+from scheduler.rpc.convert import (
+    ENUMS,
+    PROTO_CLASSES,
+    TODAY_PROTO_CLASSES,
+    from_proto,
+    proto_name,
+    to_proto,
+)
+from scheduler.si import today
 from scheduler.testing import RecordingShim
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,14 +61,16 @@ def test_generated_code_is_current() -> None:
         "scheduler/rpc/_generated is stale: run python scripts/generate_proto.py")
 
 
-def _top_messages() -> set[str]:
-    return set(si_pb2.DESCRIPTOR.message_types_by_name)
+_FILES = [(si_pb2, si.MESSAGE_MODELS, "si.v1"), (si_today_pb2, today.MESSAGE_MODELS, "si.today.v1")]
+"""Each generated module, the models it mirrors, its package."""
 
 
-def test_same_messages() -> None:
-    assert _top_messages() == {m.__name__ for m in si.MESSAGE_MODELS}
-    service = si_pb2.DESCRIPTOR.services_by_name["Scheduler"]
-    assert service.full_name == "si.v1.Scheduler"
+@pytest.mark.parametrize(("module", "models", "package"), _FILES, ids=["seed", "today"])
+def test_same_messages(module: Any, models: tuple[type[pydantic.BaseModel], ...],
+                       package: str) -> None:
+    assert set(module.DESCRIPTOR.message_types_by_name) == {m.__name__ for m in models}
+    service = module.DESCRIPTOR.services_by_name["Scheduler"]
+    assert service.full_name == f"{package}.Scheduler"
     methods = {m.name: (m.input_type.name, m.output_type.name) for m in service.methods}
     assert methods == {
         "RegisterResourceManager": ("RegisterResourceManagerRequest",
@@ -125,9 +137,16 @@ def _check_single(where: str, fd: FieldDescriptor, annotation: Any, meta: list[A
             assert upper and max(upper) <= top, (where, "no upper bound within the wire type")
 
 
-@pytest.mark.parametrize("model", si.MESSAGE_MODELS, ids=lambda m: m.__name__)
-def test_same_fields(model: type[pydantic.BaseModel]) -> None:
-    descriptor: Descriptor = PROTO_CLASSES[model].DESCRIPTOR
+_EVERY_MODEL = [(model, PROTO_CLASSES[model]) for model in si.MESSAGE_MODELS] + [
+    (model, TODAY_PROTO_CLASSES[model]) for model in today.MESSAGE_MODELS]
+"""Each model against its class in each proto (a shared model against both)."""
+
+
+@pytest.mark.parametrize(("model", "cls"), _EVERY_MODEL,
+                         ids=lambda m: f"{m.DESCRIPTOR.full_name}" if hasattr(m, "DESCRIPTOR")
+                         else m.__name__)
+def test_same_fields(model: type[pydantic.BaseModel], cls: type[Message]) -> None:
+    descriptor: Descriptor = cls.DESCRIPTOR
     wire = set(descriptor.fields_by_name)
     ours = {proto_name(model, attr): attr for attr in model.model_fields}
     assert set(ours) == wire, f"{model.__name__}: fields differ"
@@ -139,13 +158,13 @@ def test_same_fields(model: type[pydantic.BaseModel]) -> None:
 
 
 def test_same_enums() -> None:
-    nested = [e for m in si_pb2.DESCRIPTOR.message_types_by_name.values()
-              for e in m.enum_types]
-    all_enums = {e.full_name for e in [*si_pb2.DESCRIPTOR.enum_types_by_name.values(), *nested]}
-    assert all_enums == set(ENUMS)
+    files = [si_pb2.DESCRIPTOR, si_today_pb2.DESCRIPTOR]
+    every = [e for f in files for e in [
+        *f.enum_types_by_name.values(),
+        *(e for m in f.message_types_by_name.values() for e in m.enum_types)]]
+    assert {e.full_name for e in every} == set(ENUMS)
     for full_name, ours in ENUMS.items():
-        descriptor = next(e for e in [*si_pb2.DESCRIPTOR.enum_types_by_name.values(), *nested]
-                          if e.full_name == full_name)
+        descriptor = next(e for e in every if e.full_name == full_name)
         wire = {v.name: v.number for v in descriptor.values}
         assert wire == {m.name: m.value for m in ours}, full_name
 
@@ -250,7 +269,8 @@ def _single(fd: FieldDescriptor, depth: int) -> st.SearchStrategy[Any]:
     return st.integers(-(2**bits), 2**bits - 1)
 
 
-@pytest.mark.parametrize("model", si.MESSAGE_MODELS, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("model", [*si.MESSAGE_MODELS, *today.OWN_MODELS],
+                         ids=lambda m: f"{m.__module__.rsplit('.', 1)[-1]}.{m.__name__}")
 @settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow,
                                                   HealthCheck.filter_too_much])
 @given(data=st.data())
@@ -271,3 +291,25 @@ def test_any_wire_message_validates_or_names_a_field(
 
 def test_proto_enums_are_python_enums() -> None:
     assert all(issubclass(e, enum.Enum) for e in ENUMS.values())
+
+
+def test_todays_messages_nest_todays_classes() -> None:
+    """A shared model inside today's message takes today's class; at the top, the seed's."""
+    resource = si.Resource.of(memory=10, vcore=2)
+    response = today.AllocationResponse(new=[
+        today.Allocation(allocation_key="a", node_id="n", resource_per_alloc=resource,
+                         originator=True, preemption_policy=si.PreemptionPolicy(
+                             allow_preempt_other=True)),
+        today.Allocation(allocation_key="b", node_id="n", resource_per_alloc=resource)])
+    message: Any = to_proto(response)
+    assert type(message) is si_today_pb2.AllocationResponse
+    assert type(message.new[0].resourcePerAlloc) is si_today_pb2.Resource
+    assert type(to_proto(resource)) is si_pb2.Resource
+    back = from_proto(si_today_pb2.AllocationResponse.FromString(message.SerializeToString()),
+                      today.AllocationResponse)
+    assert back == response
+    event = today.EventRecord(type=today.EventRecordType.USERGROUP, object_id="alice",
+                              event_change_detail=today.EventChangeDetail.UG_USER_RESOURCE,
+                              resource=resource)
+    wire = to_proto(event).SerializeToString()
+    assert from_proto(si_today_pb2.EventRecord.FromString(wire), today.EventRecord) == event

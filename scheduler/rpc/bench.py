@@ -34,6 +34,7 @@ from typing import Any
 
 from scheduler import si
 from scheduler.bench import BENCH_CONFIG, RM_ID, CountingShim, peak_rss_mb
+from scheduler.si import today
 
 from .client import Client
 
@@ -97,9 +98,11 @@ def rss_mb(pid: int | None, field: str = "VmRSS") -> float | None:
 class _Shim(CountingShim):
     """A callback that keeps what one RM holds and lets the driver wait for changes."""
 
-    def __init__(self, timing: bool = False) -> None:
+    def __init__(self, timing: bool = False, dialect: str = "seed") -> None:
         super().__init__()
         self.timing = timing
+        self.today = dialect == "today"
+        """Today's SI: allocations and releases by allocation key, not by uuid."""
         self.cond = threading.Condition()
         self.held: dict[str, si.Allocation] = {}
         self.seen: set[str] = set()
@@ -108,21 +111,24 @@ class _Shim(CountingShim):
         self.released = 0
         self.arrived: dict[str, float] = {}
 
-    def update_allocation(self, response: si.AllocationResponse) -> None:
+    def update_allocation(self, response: Any) -> None:
         now = time.perf_counter()
+        today = self.today
         with self.cond:
             for alloc in response.new:
-                if alloc.uuid in self.seen:
-                    self.doubled.append(alloc.uuid)
-                self.seen.add(alloc.uuid)
-                self.held[alloc.uuid] = alloc
+                ident = alloc.allocation_key if today else alloc.uuid
+                if ident in self.seen:
+                    self.doubled.append(ident)
+                self.seen.add(ident)
+                self.held[ident] = alloc
                 if self.timing:
                     self.arrived.setdefault(alloc.allocation_key, now)
             self.allocated += len(response.new)
             for rel in response.released:
-                if self.held.pop(rel.uuid, None) is not None:
+                if self.held.pop(rel.allocation_key if today else rel.uuid, None) is not None:
                     self.released += 1
-            self.rejections += [r.reason for r in response.rejected]
+            rejected = response.rejected_allocations if today else response.rejected
+            self.rejections += [r.reason for r in rejected]
             self.cond.notify_all()
 
     def update_application(self, response: si.ApplicationResponse) -> None:
@@ -166,13 +172,36 @@ def _release(rm_id: str, allocations: list[si.Allocation]) -> si.AllocationReque
             termination_type=si.TerminationType.STOPPED_BY_RM) for a in allocations]))
 
 
+def _pods(rm_id: str, counts: list[tuple[str, int]], prefix: str) -> today.AllocationRequest:
+    """Today's form of the asks: one pod per key (an ask of ``n`` is ``n`` pods)."""
+    resource = si.Resource.of(memory=10, vcore=1)
+    return today.AllocationRequest(rm_id=rm_id, allocations=[
+        today.Allocation(allocation_key=f"{prefix}-{app}-{i}", application_id=app,
+                         resource_per_alloc=resource)
+        for app, n in counts for i in range(n)])
+
+
+def _release_keys(rm_id: str, allocations: list[Any]) -> today.AllocationRequest:
+    return today.AllocationRequest(rm_id=rm_id, releases=today.AllocationReleasesRequest(
+        allocations_to_release=[today.AllocationRelease(
+            application_id=a.application_id, allocation_key=a.allocation_key,
+            termination_type=si.TerminationType.STOPPED_BY_RM) for a in allocations]))
+
+
 def run_bench(nodes: int, pods: int, samples: int = 200,
-              target: str | None = None) -> dict[str, Any]:
-    """The benchmark over gRPC: idle-cluster latency, then end-to-end throughput."""
+              target: str | None = None, dialect: str = "seed") -> dict[str, Any]:
+    """The benchmark over gRPC: idle-cluster latency, then end-to-end throughput.
+
+    ``dialect`` is the SI the client speaks. In today's (``"today"``) each
+    pod is its own ``Allocation`` with its own key, sent in one request as
+    the seed's two repeated asks are, and released by key: the same work for
+    the core, the wire carrying one message per pod.
+    """
     progress = _Progress()
+    now = dialect == "today"
     with served(target) as (address, pid):
-        shim = _Shim(timing=True)
-        client = Client(address)
+        shim = _Shim(timing=True, dialect=dialect)
+        client = Client(address, dialect=dialect)
         try:
             per_node = pods // nodes + 1
             progress(f"set-up: {nodes} nodes", force=True)
@@ -185,20 +214,25 @@ def run_bench(nodes: int, pods: int, samples: int = 200,
             for i in range(samples):
                 key = f"latency-{i}"
                 start = time.perf_counter()
-                client.update_allocation(_ask(RM_ID, "app-1", key, 1))
+                client.update_allocation(
+                    today.AllocationRequest(rm_id=RM_ID, allocations=[today.Allocation(
+                        allocation_key=key, application_id="app-1",
+                        resource_per_alloc=si.Resource.of(memory=10, vcore=1))])
+                    if now else _ask(RM_ID, "app-1", key, 1))
                 shim.wait(lambda k=key: k in shim.arrived, "an allocation")  # type: ignore[misc]
                 latencies.append(shim.arrived[key] - start)
                 mine = [a for a in shim.held.values() if a.allocation_key == key]
-                client.update_allocation(_release(RM_ID, mine))
+                client.update_allocation(_release_keys(RM_ID, mine) if now
+                                         else _release(RM_ID, mine))
                 shim.wait(lambda: not shim.held, "the release confirmation")
                 progress(f"latency: {i + 1}/{samples}")
             progress(f"throughput: {pods} pods", force=True)
             before = shim.allocated
             half = pods // 2
+            counts = [(app, n) for app, n in (("app-1", half), ("app-2", pods - half)) if n > 0]
             start = time.perf_counter()
-            client.update_allocation(si.AllocationRequest(rm_id=RM_ID, asks=[
-                _ask(RM_ID, app, "alloc-1", n).asks[0]
-                for app, n in (("app-1", half), ("app-2", pods - half)) if n > 0]))
+            client.update_allocation(_pods(RM_ID, counts, "alloc") if now else si.AllocationRequest(
+                rm_id=RM_ID, asks=[_ask(RM_ID, app, "alloc-1", n).asks[0] for app, n in counts]))
             while not shim.allocated - before >= pods:
                 with shim.cond:
                     shim.cond.wait(0.5)
@@ -209,7 +243,7 @@ def run_bench(nodes: int, pods: int, samples: int = 200,
         progress.done()
         quantiles = statistics.quantiles(latencies, n=100) if len(latencies) >= 2 else [0.0] * 99
         return {
-            "mode": "grpc", "nodes": nodes, "pods": pods,
+            "mode": "grpc", "dialect": dialect, "nodes": nodes, "pods": pods,
             "seconds": round(seconds, 4),
             "allocations_per_second": round(pods / seconds, 1),
             "latency_samples": len(latencies),

@@ -28,9 +28,10 @@ import pydantic
 from google.protobuf.message import Message
 
 from scheduler import ConfigError, si
+from scheduler.si import today
 
 from . import wire
-from ._generated import si_pb2
+from ._generated import si_pb2, si_today_pb2
 from ._generated import yunikorn_fsm_ext_pb2 as ext_pb2
 from .convert import from_proto, to_proto
 
@@ -40,19 +41,38 @@ log = logging.getLogger("yunikorn_fsm.rpc.client")
 
 DisconnectHandler = Callable[[str, grpc.StatusCode, str], None]
 
-# kind -> (method, response class, response model, callback method)
-_STREAMS: dict[str, tuple[str, type[Message], type[pydantic.BaseModel], str]] = {
-    "allocation": ("UpdateAllocation", si_pb2.AllocationResponse, si.AllocationResponse,
-                   "update_allocation"),
-    "application": ("UpdateApplication", si_pb2.ApplicationResponse, si.ApplicationResponse,
-                    "update_application"),
-    "node": ("UpdateNode", si_pb2.NodeResponse, si.NodeResponse, "update_node"),
+# dialect -> kind -> (method, response class, response model, callback method)
+_STREAMS: dict[str, dict[str, tuple[str, type[Message], type[pydantic.BaseModel], str]]] = {
+    "seed": {
+        "allocation": ("UpdateAllocation", si_pb2.AllocationResponse, si.AllocationResponse,
+                       "update_allocation"),
+        "application": ("UpdateApplication", si_pb2.ApplicationResponse,
+                        si.ApplicationResponse, "update_application"),
+        "node": ("UpdateNode", si_pb2.NodeResponse, si.NodeResponse, "update_node"),
+    },
+    "today": {
+        "allocation": ("UpdateAllocation", si_today_pb2.AllocationResponse,
+                       today.AllocationResponse, "update_allocation"),
+        "application": ("UpdateApplication", si_today_pb2.ApplicationResponse,
+                        today.ApplicationResponse, "update_application"),
+        "node": ("UpdateNode", si_today_pb2.NodeResponse, today.NodeResponse, "update_node"),
+    },
+}
+# dialect -> (EventRecord class and model, UpdateContainerSchedulingStateRequest class and model)
+_UPDATES: dict[str, tuple[type[Message], type[pydantic.BaseModel],
+                          type[Message], type[pydantic.BaseModel]]] = {
+    "seed": (si_pb2.EventRecord, si.EventRecord, si_pb2.UpdateContainerSchedulingStateRequest,
+             si.UpdateContainerSchedulingStateRequest),
+    "today": (si_today_pb2.EventRecord, today.EventRecord,
+              si_today_pb2.UpdateContainerSchedulingStateRequest,
+              today.UpdateContainerSchedulingStateRequest),
 }
 _HELLO: dict[str, type[Message]] = {
     "allocation": si_pb2.AllocationRequest,
     "application": si_pb2.ApplicationRequest,
     "node": si_pb2.NodeRequest,
 }
+"""A stream's first message, the bare rmID (the same bytes in both dialects)."""
 
 
 class Disconnected(ConnectionError):
@@ -92,12 +112,23 @@ class Client:
     <token>`` with every call; ``root_certificates`` (PEM) switches to TLS and
     trusts that CA. ``on_disconnect(rm_id, code, details)`` is told when the
     server ends an RM's streams (paused, registered again elsewhere, shut down).
+
+    ``dialect`` is the SI the client's RMs speak: ``"seed"`` (``scheduler.si``,
+    ``si.proto``) or ``"today"`` (``scheduler.si.today``, ``si_today.proto``).
+    Requests are sent as the class of the model passed (today's models go out
+    in today's form); answers, events and scheduling states arrive as that
+    dialect's models. The server learns the dialect from the requests, as it
+    does from any shim's.
     """
 
     def __init__(self, target: str = "127.0.0.1:3333", *, token: str | None = None,
                  root_certificates: bytes | None = None, server_name: str | None = None,
                  events: bool = False, timeout: float = 30.0,
-                 on_disconnect: DisconnectHandler | None = None) -> None:
+                 on_disconnect: DisconnectHandler | None = None,
+                 dialect: str = "seed") -> None:
+        if dialect not in _STREAMS:
+            raise ValueError(f"dialect: {dialect!r} is neither 'seed' nor 'today'")
+        self.dialect = dialect
         # its own connection: gRPC would otherwise share one between channels to the same
         # target, and one stalled RM's flow control would stall another's
         options: list[tuple[str, Any]] = [("grpc.max_receive_message_length", -1),
@@ -147,7 +178,7 @@ class Client:
             old.shut()
         link = _Link(request.rm_id)
         self._links[request.rm_id] = link
-        for kind, (method, response_cls, model, name) in _STREAMS.items():
+        for kind, (method, response_cls, model, name) in _STREAMS[self.dialect].items():
             link.outgoing[kind] = queue.SimpleQueue()
             link.outgoing[kind].put(_HELLO[kind](rmID=request.rm_id))   # names the stream's RM
             call = self._channel.stream_stream(
@@ -160,7 +191,7 @@ class Client:
                 wire.method(wire.EXT_SERVICE, "Subscribe"), request_serializer=_serialize,
                 response_deserializer=ext_pb2.ShimUpdate.FromString,
             )(ext_pb2.SubscribeRequest(rmID=request.rm_id), metadata=self._metadata)
-            self._consume(link, "events", call, _deliver_updates(callback))
+            self._consume(link, "events", call, _deliver_updates(callback, self.dialect))
         for call in link.calls:
             call.initial_metadata()       # the server attached the stream (or ended it)
             if not call.is_active():
@@ -171,13 +202,13 @@ class Client:
                                    f"a stream: {reason}")
         return si.RegisterResourceManagerResponse()
 
-    def update_allocation(self, request: si.AllocationRequest) -> None:
+    def update_allocation(self, request: si.AllocationRequest | today.AllocationRequest) -> None:
         self._link(request.rm_id).send("allocation", to_proto(request))
 
     def update_application(self, request: si.ApplicationRequest) -> None:
         self._link(request.rm_id).send("application", to_proto(request))
 
-    def update_node(self, request: si.NodeRequest) -> None:
+    def update_node(self, request: si.NodeRequest | today.NodeRequest) -> None:
         self._link(request.rm_id).send("node", to_proto(request))
 
     def update_configuration(self, request: si.UpdateConfigurationRequest) -> None:
@@ -293,12 +324,26 @@ def _deliver_as(model: type[pydantic.BaseModel],
     return deliver
 
 
-def _deliver_updates(callback: Any) -> Callable[[Message], None]:
+def _deliver_updates(callback: Any, dialect: str) -> Callable[[Message], None]:
+    """The extension stream's updates into the callback, as ``dialect``'s models.
+
+    The stream's messages hold the seed's classes; today's ``EventRecord``
+    fields beyond them travel as unknown fields, so today's are read again
+    from the bytes with today's classes.
+    """
+    event_cls, event_model, state_cls, state_model = _UPDATES[dialect]
+
     def deliver(message: Message) -> None:
         update: Any = message
         if update.HasField("events"):
-            callback.send_event([from_proto(e, si.EventRecord) for e in update.events.events])
+            callback.send_event([_as(e, event_cls, event_model) for e in update.events.events])
         elif update.HasField("schedulingState"):
             callback.update_container_scheduling_state(
-                from_proto(update.schedulingState, si.UpdateContainerSchedulingStateRequest))
+                _as(update.schedulingState, state_cls, state_model))
     return deliver
+
+
+def _as(message: Message, cls: type[Message], model: type[pydantic.BaseModel]) -> Any:
+    if type(message) is not cls:
+        message = cls.FromString(message.SerializeToString())
+    return from_proto(message, model)

@@ -127,6 +127,10 @@ def add_bench_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--soak", type=float, metavar="SECONDS",
                    help="with --grpc: several RMs adding and releasing work for SECONDS")
     g.add_argument("--rms", type=int, default=8, help="with --soak: concurrent RMs (default 8)")
+    g.add_argument("--dialect", choices=("seed", "today", "both"), default="seed",
+                   help="with --grpc: the SI the client speaks; 'both' runs the seed's, then "
+                   "today's, each against its own server, and reports today's throughput as "
+                   "a share of the seed's (default seed)")
 
 
 def run_bench(args: argparse.Namespace) -> int:
@@ -152,5 +156,12 @@ def run_bench(args: argparse.Namespace) -> int:
         print("yunikorn-fsm bench: --grpc takes one --nodes size and --samples >= 0",
               file=sys.stderr)
         return 2
-    print(json.dumps(bench(sizes[0], args.pods, args.samples, args.target)), flush=True)
+    if args.dialect != "both":
+        print(json.dumps(bench(sizes[0], args.pods, args.samples, args.target, args.dialect)),
+              flush=True)
+        return 0
+    runs = {d: bench(sizes[0], args.pods, args.samples, args.target, d)
+            for d in ("seed", "today")}
+    share = runs["today"]["allocations_per_second"] / runs["seed"]["allocations_per_second"]
+    print(json.dumps({**runs, "today_share_of_seed": round(share, 3)}), flush=True)
     return 0

@@ -19,23 +19,32 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
 import grpc
-import pydantic
-from google.protobuf.message import Message
 
 from scheduler import ConfigError, si
 
-from . import wire
+from . import dialects, wire
 from ._generated import si_pb2
+from .dialects import REQUESTS, Dialect
 from .registry import Registry
 from .session import Session
-from .status import Abort, Service, decode, guard, guard_stream, refused, status_of
+from .status import (
+    Abort,
+    Service,
+    decode,
+    guard,
+    guard_stream,
+    refused,
+    rm_id_of,
+    status_of,
+)
 from .streams import CLIENT_LEFT, End, Stream, drain
 
-_REQUESTS: Final[dict[str, tuple[type[Message], type[pydantic.BaseModel], str]]] = {
-    "allocation": (si_pb2.AllocationRequest, si.AllocationRequest, "update_allocation"),
-    "application": (si_pb2.ApplicationRequest, si.ApplicationRequest, "update_application"),
-    "node": (si_pb2.NodeRequest, si.NodeRequest, "update_node"),
+_METHODS: Final[dict[str, str]] = {
+    "allocation": "update_allocation",
+    "application": "update_application",
+    "node": "update_node",
 }
+"""Each stream's core method."""
 
 
 @dataclass(frozen=True)
@@ -69,15 +78,14 @@ class SchedulerService(Service):
     @guard_stream
     def update(self, kind: str, requests: Iterator[bytes],
                context: grpc.ServicerContext) -> Iterator[bytes]:
-        wire_cls, model, _method = _REQUESTS[kind]
         try:
             first = next(requests, None)
         except grpc.RpcError:
             return                               # the client left before naming its RM
         if first is None:
             return
-        request: Any = decode(first, wire_cls, model)
-        session = self.registry.running(request.rm_id)
+        session = self.registry.running(rm_id_of(first, REQUESTS[kind][Dialect.SEED][0]))
+        request = self._read(kind, session, first)
         stream = session.attach(kind, context)
         if stream is None:
             raise Abort(grpc.StatusCode.ALREADY_EXISTS,
@@ -86,23 +94,32 @@ class SchedulerService(Service):
             if not context.add_callback(functools.partial(self._ended, session, stream)):
                 return
             context.send_initial_metadata(())     # tells the client the stream is attached
-            threading.Thread(target=self._read, args=(kind, session, stream, request, requests),
+            threading.Thread(target=self._serve, args=(kind, session, stream, request, requests),
                              name=f"yunikorn-fsm-rpc-{kind}-reader", daemon=True).start()
             yield from drain(stream)
         finally:
             session.detach(kind, stream)
 
-    def _read(self, kind: str, session: Session, stream: Stream, first: Any,
-              requests: Iterator[bytes]) -> None:
+    @staticmethod
+    def _read(kind: str, session: Session, raw: bytes) -> Any:
+        """The request in ``raw``, read in the RM's dialect; the first to show one decides it."""
+        reading = dialects.read(kind, raw, session.rm_id, session.dialect)
+        if reading.shown is not None and session.dialect is None \
+                and session.decide(reading.shown) is not reading.shown:
+            # another stream of the same RM decided first, the other way
+            return dialects.read(kind, raw, session.rm_id, session.dialect).request
+        return reading.request
+
+    def _serve(self, kind: str, session: Session, stream: Stream, first: Any,
+               requests: Iterator[bytes]) -> None:
         """A stream's requests, in order, into the core (the stream's reader thread)."""
-        wire_cls, model, method = _REQUESTS[kind]
-        call = getattr(self.registry.api, method)
+        call = getattr(self.registry.api, _METHODS[kind])
         try:
             self._apply(call, session, first)
             for raw in requests:
                 if stream.end is not None:
                     return
-                self._apply(call, session, decode(raw, wire_cls, model))
+                self._apply(call, session, self._read(kind, session, raw))
         except grpc.RpcError:
             pass                                 # the call ended under the iterator
         except Exception as error:

@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Final, cast
+from typing import Final, TypeVar, cast
 
 import grpc
 import pydantic
 from google.protobuf.message import Message
 
 from scheduler import si
+from scheduler.si import today
 
 from . import wire
 from ._generated import si_pb2
 from ._generated import yunikorn_fsm_ext_pb2 as ext_pb2
 from .convert import to_proto
+from .dialects import Dialect
 from .streams import End, Outbox, Stream
 
 KINDS: Final = ("allocation", "application", "node")
@@ -54,22 +56,40 @@ class Callback:
     def update_node(self, response: si.NodeResponse) -> None:
         self._session.send("node", response)
 
-    def send_event(self, events: list[si.EventRecord]) -> None:
+    def send_event(self, events: list[si.EventRecord] | list[today.EventRecord]) -> None:
         session = self._session
         if session.subscribers:
             memo: dict[int, Message] = {}
-            batch = ext_pb2.EventBatch(
-                events=[cast(si_pb2.EventRecord, to_proto(e, memo)) for e in events])
+            batch = ext_pb2.EventBatch(events=[
+                _seed_typed(si_pb2.EventRecord, to_proto(e, _memo=memo)) for e in events])
             session.publish([ext_pb2.ShimUpdate(events=cast(ext_pb2.EventBatch, piece))
                              for piece in wire.split(batch)])
 
     def update_container_scheduling_state(
         self, request: si.UpdateContainerSchedulingStateRequest
+        | today.UpdateContainerSchedulingStateRequest,
     ) -> None:
         session = self._session
         if session.subscribers:
-            state = cast(si_pb2.UpdateContainerSchedulingStateRequest, to_proto(request))
+            state = _seed_typed(si_pb2.UpdateContainerSchedulingStateRequest, to_proto(request))
             session.publish([ext_pb2.ShimUpdate(schedulingState=state)])
+
+
+_T = TypeVar("_T", bound=Message)
+
+
+def _seed_typed(cls: type[_T], message: Message) -> _T:
+    """``message`` as the seed's class ``cls``, which the extension service's messages hold.
+
+    Today's ``EventRecord`` has two fields more (``eventChangeDetail``,
+    ``resource``): parsed into the seed's class they are kept as unknown
+    fields and serialized again unchanged, so a client of today's dialect reads
+    them back with today's class. Today's ``UpdateContainerSchedulingStateRequest``
+    has the same bytes as the seed's.
+    """
+    if isinstance(message, cls):
+        return message
+    return cls.FromString(message.SerializeToString())
 
 
 class Session:
@@ -92,6 +112,19 @@ class Session:
         self.subscribers: list[Stream] = []
         self.lock = threading.Lock()
         self.callback = Callback(self)
+        self.dialect: Dialect | None = None
+        """The SI the RM speaks, once a request showed it (``scheduler.rpc.dialects``).
+
+        It lives as long as the registration: a stream reopened after an error
+        keeps it, a new registration (a new session) starts without one.
+        """
+
+    def decide(self, dialect: Dialect) -> Dialect:
+        """The RM's dialect: ``dialect`` if it had none (the first request to show one wins)."""
+        with self.lock:
+            if self.dialect is None:
+                self.dialect = dialect
+            return self.dialect
 
     # -- called by the core, through the callback ---------------------------------
     def send(self, kind: str, response: pydantic.BaseModel) -> None:
