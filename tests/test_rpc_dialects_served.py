@@ -132,7 +132,7 @@ def test_two_rms_of_different_dialects_are_served_side_by_side(server: Server) -
         wait_until(lambda: today_shim.released and seed_shim.released, what="confirmations")
         [mine] = cast(list[Any], today_shim.released)
         assert (type(mine), mine.allocation_key, mine.termination_type) == (
-            t.AllocationRelease, "pod-1", TT.STOPPED_BY_RM)
+            t.AllocationRelease, "pod-1", t.TerminationType.STOPPED_BY_RM)
         [theirs] = seed_shim.released
         assert (type(theirs), theirs.uuid) == (si.AllocationRelease,
                                                seed_shim.allocations[0].uuid)
@@ -165,9 +165,9 @@ def test_gang_placeholders_are_replaced_in_todays_dialect(server: Server) -> Non
         wait_until(lambda: len(shim.allocations) == 2, what="placeholders")
         client.update_allocation(pods("rm-gang", pod("real-1", "gang", memory=20,
                                                      task_group_name="tg")))
-        wait_until(lambda: any(r.termination_type == TT.PLACEHOLDER_REPLACED
+        wait_until(lambda: any(r.termination_type.name == "PLACEHOLDER_REPLACED"
                                for r in shim.released), what="the replacement")
-        [swap] = [r for r in shim.released if r.termination_type == TT.PLACEHOLDER_REPLACED]
+        [swap] = [r for r in shim.released if r.termination_type.name == "PLACEHOLDER_REPLACED"]
         assert swap.allocation_key in ("ph-1", "ph-2")
         client.update_allocation(release_keys("rm-gang", swap.allocation_key, app_id="gang",
                                               kind=TT.PLACEHOLDER_REPLACED))

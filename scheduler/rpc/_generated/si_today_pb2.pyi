@@ -14,11 +14,13 @@ class TerminationType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TIMEOUT: _ClassVar[TerminationType]
     PREEMPTED_BY_SCHEDULER: _ClassVar[TerminationType]
     PLACEHOLDER_REPLACED: _ClassVar[TerminationType]
+    SCHEDULING_FAILED_ON_RM: _ClassVar[TerminationType]
 UNKNOWN_TERMINATION_TYPE: TerminationType
 STOPPED_BY_RM: TerminationType
 TIMEOUT: TerminationType
 PREEMPTED_BY_SCHEDULER: TerminationType
 PLACEHOLDER_REPLACED: TerminationType
+SCHEDULING_FAILED_ON_RM: TerminationType
 
 class RegisterResourceManagerRequest(_message.Message):
     __slots__ = ("rmID", "version", "policyGroup", "buildInfo", "config", "extraConfig")
