@@ -188,6 +188,21 @@ def _release_keys(rm_id: str, allocations: list[Any]) -> today.AllocationRequest
             termination_type=si.TerminationType.STOPPED_BY_RM) for a in allocations]))
 
 
+def _throughput(counts: list[tuple[str, int]], dialect: str
+                ) -> si.AllocationRequest | today.AllocationRequest:
+    """The throughput phase's one request, as ``dialect`` says it."""
+    if dialect == "today":
+        return _pods(RM_ID, counts, "alloc")
+    if dialect == "seed-pods":
+        resource = si.Resource.of(memory=10, vcore=1)
+        return si.AllocationRequest(rm_id=RM_ID, asks=[
+            si.AllocationAsk(allocation_key=f"alloc-{app}-{i}", application_id=app,
+                             resource_ask=resource)
+            for app, n in counts for i in range(n)])
+    return si.AllocationRequest(rm_id=RM_ID, asks=[
+        _ask(RM_ID, app, "alloc-1", n).asks[0] for app, n in counts])
+
+
 def run_bench(nodes: int, pods: int, samples: int = 200,
               target: str | None = None, dialect: str = "seed") -> dict[str, Any]:
     """The benchmark over gRPC: idle-cluster latency, then end-to-end throughput.
@@ -199,9 +214,10 @@ def run_bench(nodes: int, pods: int, samples: int = 200,
     """
     progress = _Progress()
     now = dialect == "today"
+    speaks = "today" if now else "seed"
     with served(target) as (address, pid):
-        shim = _Shim(timing=True, dialect=dialect)
-        client = Client(address, dialect=dialect)
+        shim = _Shim(timing=True, dialect=speaks)
+        client = Client(address, dialect=speaks)
         try:
             per_node = pods // nodes + 1
             progress(f"set-up: {nodes} nodes", force=True)
@@ -231,8 +247,7 @@ def run_bench(nodes: int, pods: int, samples: int = 200,
             half = pods // 2
             counts = [(app, n) for app, n in (("app-1", half), ("app-2", pods - half)) if n > 0]
             start = time.perf_counter()
-            client.update_allocation(_pods(RM_ID, counts, "alloc") if now else si.AllocationRequest(
-                rm_id=RM_ID, asks=[_ask(RM_ID, app, "alloc-1", n).asks[0] for app, n in counts]))
+            client.update_allocation(_throughput(counts, dialect))
             while not shim.allocated - before >= pods:
                 with shim.cond:
                     shim.cond.wait(0.5)

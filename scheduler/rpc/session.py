@@ -56,6 +56,11 @@ class Callback:
     def update_node(self, response: si.NodeResponse) -> None:
         self._session.send("node", response)
 
+    @property
+    def wants_events(self) -> bool:
+        """Whether a subscriber would read events now (a translating callback skips them)."""
+        return bool(self._session.subscribers)
+
     def send_event(self, events: list[si.EventRecord] | list[today.EventRecord]) -> None:
         session = self._session
         if session.subscribers:
