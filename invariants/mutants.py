@@ -660,9 +660,6 @@ MUTANTS: tuple[Mutant, ...] = (
       "YuniKorn objects/preemption.go calculateVictimsByNode: a node reserved for another ask "
       "is not a candidate", preemption.Preemptor, "checks",
       "and node.reservation != mine):", "and False):"),
-    M("preemption.unschedulable_node_used", "preemption",
-      "YuniKorn objects/preemption.go calculateVictimsByNode: only schedulable nodes",
-      preemption.Preemptor, "checks", "if not node.schedulable or (", "if ("),
     M("preemption.victims_oldest_first", "preemption",
       "YuniKorn objects/preemption.go sortVictimsForPreemption: newer victims first",
       preemption, "victim_order", "-alloc.seq)", "alloc.seq)"),
