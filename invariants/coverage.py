@@ -293,6 +293,19 @@ def _refused_guarantee(rec: StepRecord) -> bool:
     return bool(rec.state.get("refused_guarantee"))
 
 
+@goal("preemption.spared_unshared", "A preemption released its victims from a node where "
+      "a pod holding none of the ask's resource types kept running (it frees nothing the "
+      "ask can use).")
+def _spared_unshared(rec: StepRecord) -> bool:
+    return bool(rec.state.get("spared_unshared"))
+
+
+@goal("preemption.spared_older_twin", "A preemption released a victim while an older pod of "
+      "the same application and size on its node kept running (newer victims go first).")
+def _spared_older_twin(rec: StepRecord) -> bool:
+    return bool(rec.state.get("spared_older_twin"))
+
+
 @goal("preemption.created_victim", "A preemption took a victim from a leaf a placement "
       "rule created (its guarantee and preemption settings are its childtemplate's).")
 def _created_victim(rec: StepRecord) -> bool:

@@ -628,6 +628,41 @@ MUTANTS: tuple[Mutant, ...] = (
       "(YUNIKORN-3003, YUNIKORN-2141)", preemption.Preemptor, "eligible",
       'if rule is None or alloc.state != "Allocated" or alloc.required_node:',
       "if rule is None or alloc.required_node:"),
+    # Preemption's victim choice (yunikorn-behaviour 2.5 steps 4 and 6, 2.6 step 2).
+    M("preemption.required_takes_more", "preemption",
+      "YuniKorn objects/required_node_preemptor.go: candidates are taken only until they "
+      "cover the ask", required_node, "choose",
+      "        if all(freed.get(k, 0) >= v for k, v in r.items()):\n            break\n", ""),
+    M("preemption.required_unshared_type", "preemption",
+      "YuniKorn objects/required_node_preemptor.go: a candidate shares at least one resource "
+      "type with the ask", required_node, "choose",
+      "\n         and any(a.resource.get(k, 0) for k in wanted)", ""),
+    M("preemption.required_oldest_first", "preemption",
+      "YuniKorn objects/required_node_preemptor.go sortCandidates: within one kind and "
+      "priority, newer candidates first", required_node, "choose",
+      "a.priority, -a.seq))", "a.priority, a.seq))"),
+    M("preemption.node_victims_beyond_fit", "preemption",
+      "YuniKorn objects/preemption.go calculateVictimsByNode: the victims on a node end at "
+      "startIndex, the first with which the ask fits", preemption.Preemptor, "node_victims",
+      "return None if index < 0 else (index, results)",
+      "return None if index < 0 else (len(results) - 1, results)"),
+    M("preemption.node_victims_not_reducing", "preemption",
+      "YuniKorn objects/preemption.go calculateVictimsByNode: victims that reduce the node's "
+      "shortfall come first, so none that frees nothing the ask lacks is taken",
+      preemption.Preemptor, "node_victims",
+      "if _node_shortfall(r, room) == _node_shortfall(r, grown):", "if False:"),
+    M("preemption.node_never_fits", "preemption",
+      "YuniKorn objects/preemption.go calculateVictimsByNode: a node where the ask never fits, "
+      "whatever its victims, is dropped", preemption.Preemptor, "node_victims",
+      "return None if index < 0 else (index, results)",
+      "return (index if index >= 0 else len(results) - 1, results)"),
+    M("preemption.reserved_node_used", "preemption",
+      "YuniKorn objects/preemption.go calculateVictimsByNode: a node reserved for another ask "
+      "is not a candidate", preemption.Preemptor, "checks",
+      "and node.reservation != mine):", "and False):"),
+    M("preemption.victims_oldest_first", "preemption",
+      "YuniKorn objects/preemption.go sortVictimsForPreemption: newer victims first",
+      preemption, "victim_order", "-alloc.seq)", "alloc.seq)"),
     # From YuniKorn's history (gang, preemption, reservations): each a fixed bug of that kind.
     M("preemption.unguaranteed_leaf_triggers", "preemption",
       "yunikorn-behaviour 2.3 'Within guarantee' (law 4): a leaf with no guarantee on its path "

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import pairwise
 from typing import Any
 
 from scheduler import si
@@ -62,8 +63,7 @@ VICTIMS = P.check(
     "released; after the victims leave, every victim leaf is still at or above its "
     "guarantee. Required-node preemption takes victims only on the required node, never "
     "a required-node allocation or one of a higher priority than the ask, and they with the "
-    "node's free room cover the ask; they are taken regular ones first, then opted-out ones, "
-    "then originators, and lowest priority first.",
+    "node's free room cover the ask.",
     f"{SOURCE}: laws 2, 3, 5, 6, 7; findEligiblePreemptionVictims; "
     "tryRequiredNodePreemption",
     "A queue is pushed below its guarantee, a fence or a priority is crossed, or an "
@@ -78,6 +78,51 @@ OUTCOME = P.check(
     f"{SOURCE}: law 4; checkPreemptionQueueGuarantees; the commit (reserve the node)",
     "Victims die but the ask can not use what they free, or nothing keeps their room "
     "for it.",
+)
+
+
+ENOUGH = P.check(
+    "preemption.enough",
+    "No victim beyond what the ask needs. A required-node preemption stops at the first "
+    "victim with which the victims alone cover the ask. A general preemption takes victims "
+    "on its chosen node only until the ask fits there, and takes further victims (from "
+    "any node) only while the ask's leaf, with the ask added and the victims so far gone, "
+    "is not within its guarantee.",
+    f"{SOURCE}: calculateVictimsByNode (startIndex), calculateAdditionalVictims, "
+    "tryRequiredNodePreemption",
+    "A task is killed that the ask never needed: work is lost for nothing.",
+)
+USEFUL = P.check(
+    "preemption.useful",
+    "Every victim frees something the ask lacks. A required-node preemption's victim holds "
+    "some resource type the ask asks for. A general preemption's victim on its chosen node "
+    "holds some type the ask still lacks on that node when it is taken; a further victim "
+    "holds some type in which a queue on the ask's path that is also above the victim is "
+    "still over its guarantee.",
+    f"{SOURCE}: tryRequiredNodePreemption (candidates share a resource type), "
+    "calculateVictimsByNode (victims that reduce the node's shortfall first), "
+    "calculateAdditionalVictims (the ask queue's remaining guarantee changes)",
+    "A task is killed whose room the ask can not use.",
+)
+NODE = P.check(
+    "preemption.node",
+    "A general preemption chooses a node the ask could use: a schedulable node of the ask's "
+    "partition, not held for another ask that is still waiting for it, on which the ask "
+    "fits once that node's victims are gone.",
+    f"{SOURCE}: calculateVictimsByNode (schedulable nodes not reserved for another ask; a "
+    "node where the ask never fits is dropped)",
+    "Victims die on a node the ask can never run on, or on one another ask was promised.",
+)
+ORDER = P.check(
+    "preemption.order",
+    "Victims are chosen and listed in YuniKorn's order. On a required node: regular "
+    "allocations, then opted-out ones, then originators; within one kind lower priority "
+    "first, then newer first; no candidate left running comes before a victim. In a "
+    "general preemption, the victims on the chosen node, and the further victims, each go "
+    "opted-in first, then non-originators, then newer first.",
+    f"{SOURCE}: sortVictimsForPreemption, tryRequiredNodePreemption (sortCandidates)",
+    "The wrong tasks are killed: an originator or an opted-out task before a regular one, "
+    "an older or more important task before a newer or less important one.",
 )
 
 
@@ -433,6 +478,10 @@ def _judge_general(m: Monitor, rv: RMView, call: Call, subject: str, ask: AskVie
             m.report(OUTCOME, subject, f"with the victims gone and the ask added, "
                      f"{q.path} uses {qty.show(used)}, over its guarantee {qty.show(limit)}")
             break
+    node = _reservations(m, rv.rm_id).get((ask.app, ask.key))
+    if node in rv.nodes:
+        _general_choice(m, rv, call, subject, ask, chain, node, victims,
+                        (all_nodes, schedulable))
 
 
 def _judge_required(m: Monitor, rv: RMView, subject: str, ask: AskView,
@@ -455,6 +504,18 @@ def _judge_required(m: Monitor, rv: RMView, subject: str, ask: AskView,
     if not qty.fits(ask.resource, freed):
         m.report(VICTIMS, subject, f"the victims with the node's free room "
                  f"({qty.show(freed)}) do not cover the ask {qty.show(ask.resource)}")
+    wanted = {k for k, v in ask.resource.items() if v > 0}
+    for v in victims:
+        if not any(v.resource.get(k, 0) > 0 for k in wanted):
+            m.report(USEFUL, subject, f"victim {v.uuid} ({v.app}/{v.key}) holds "
+                     f"{qty.show(v.resource)}, no resource type of the ask "
+                     f"{qty.show(ask.resource)}")
+    before = qty.total(v.resource for v in victims[:-1])
+    if victims and qty.fits(ask.resource, before):
+        last = victims[-1]
+        m.report(ENOUGH, subject, f"the victims before {last.uuid} ({last.app}/{last.key}) "
+                 f"already free {qty.show(before)}, which covers the ask "
+                 f"{qty.show(ask.resource)}")
     _required_order(m, rv, subject, ask, victims)
 
 
@@ -467,23 +528,171 @@ def _required_order(m: Monitor, rv: RMView, subject: str, ask: AskView,
                     victims: list[AllocView]) -> None:
     """Behaviour 2.6 step 2: the candidates on the node are taken in order (kind, then
     priority ascending, then newest) until they cover the ask, so no candidate left
-    running comes before a victim in kind and priority. Age and size are not judged (the
-    shim's clock does not order allocations of one call)."""
+    running comes before a victim, and the victims are listed in that order. Age counts
+    only between allocations the shim saw start at different times (the core orders those
+    of one call by creation, which the shim's clock does not show); size is never needed
+    (no two allocations are of one age to the core)."""
     taken = {v.uuid for v in victims}
     wanted = [k for k, v in ask.resource.items() if v]
     passed = [a for a in rv.allocs.values()
               if a.node == ask.required_node and a.uuid not in taken and a.releasing is None
               and not a.required_node and a.priority <= ask.priority
               and any(a.resource.get(k, 0) for k in wanted)]
+
+    def before(a: AllocView, b: AllocView) -> bool:
+        """Whether ``a`` surely comes before ``b``."""
+        ka, kb = (_victim_kind(a), a.priority), (_victim_kind(b), b.priority)
+        return ka < kb or (ka == kb and a.created > b.created)
+
     for v in victims:
-        rank = (_victim_kind(v), v.priority)
         for a in passed:
-            if (_victim_kind(a), a.priority) < rank:
-                m.report(VICTIMS, subject, f"victim {v.uuid} ({v.app}/{v.key}, priority "
+            if before(a, v):
+                m.report(ORDER, subject, f"victim {v.uuid} ({v.app}/{v.key}, priority "
                          f"{v.priority}) was taken while {a.uuid} ({a.app}/{a.key}, priority "
                          f"{a.priority}) on the same node, which comes first (regular, then "
-                         "opted out, then originators; lower priority first), was left")
+                         "opted out, then originators; lower priority first; newer first), "
+                         "was left")
                 return
+    for a, b in pairwise(victims):
+        if before(b, a):
+            m.report(ORDER, subject, f"victim {a.uuid} ({a.app}/{a.key}) is listed before "
+                     f"{b.uuid} ({b.app}/{b.key}), which comes first")
+            return
+
+
+def _general_key(a: AllocView) -> tuple[bool, bool]:
+    """Opted in first, then non-originators (behaviour 2.5 step 4); newer first after."""
+    return (not a.may_be_victim, a.originator)
+
+
+def _general_order(m: Monitor, rv: RMView, subject: str, run: Sequence[AllocView],
+                   where: str, node: str = "") -> None:
+    """The victims of one run (the chosen node's, or the further ones) are listed in
+    YuniKorn's order, and none is older than a twin left running (on ``node``, when
+    given): an allocation of the same leaf, flags and size, of no higher priority (so a
+    candidate too), not being released. The core weighs twins alike at every turn, and a
+    turn can only make a later twin less welcome (its leaf holds less, the room grows), so
+    the newer twin is always taken first."""
+    taken = {v.uuid for v in run}
+    for v in run:
+        path = rv.apps[v.app].path
+        twin = next((a for a in rv.allocs.values()
+                     if a.uuid not in taken and a.releasing is None and not a.required_node
+                     and (not node or a.node == node) and a.created > v.created
+                     and a.priority <= v.priority and _general_key(a) == _general_key(v)
+                     and qty.same(a.resource, v.resource) and a.app in rv.apps
+                     and rv.apps[a.app].path == path
+                     and rv.apps[a.app].partition == rv.apps[v.app].partition), None)
+        if twin is not None:
+            m.report(ORDER, subject, f"{where}: victim {v.uuid} ({v.app}/{v.key}, started at "
+                     f"{v.created:g}) was taken while its newer twin {twin.uuid} "
+                     f"({twin.app}/{twin.key}, started at {twin.created:g}, same leaf {path}, "
+                     "size and flags) was left; newer victims come first")
+            return
+    for a, b in pairwise(run):
+        ka, kb = _general_key(a), _general_key(b)
+        if ka > kb or (ka == kb and a.created < b.created):
+            m.report(ORDER, subject, f"{where}: victim {a.uuid} ({a.app}/{a.key}, "
+                     f"{'opted out' if ka[0] else 'opted in'}"
+                     f"{', originator' if ka[1] else ''}, started at {a.created:g}) comes "
+                     f"before {b.uuid} ({b.app}/{b.key}, "
+                     f"{'opted out' if kb[0] else 'opted in'}"
+                     f"{', originator' if kb[1] else ''}, started at {b.created:g}); "
+                     "opted-in first, then non-originators, then newer first")
+            return
+
+
+def _held_for(rv: RMView, call: Call, ask: AskView, node: str) -> str:
+    """Another ask that held ``node`` when the call began and still waits for it, having
+    lost the reservation to nothing the shim can see (it was not placed nor preempted in
+    this call, its application still runs, it is no gang member, and no required-node ask
+    of the node was placed): ``app/key``, or "" when none."""
+    preempted = {(a, k) for a, k, _, _ in call.preemptions}
+    placed = {(a.application_id, a.allocation_key) for a in call.new}
+    if any(rv.asks.get(k) is not None and rv.asks[k].required_node == node for k in placed):
+        return ""
+    for key, held in sorted(call.reserved_before.items()):
+        other = rv.asks.get(key)
+        app = rv.apps.get(key[0])
+        if held != node or key == (ask.app, ask.key) or other is None or app is None \
+                or other.pending <= 0 or key in placed or key in preempted \
+                or other.placeholder or other.task_group or other.required_node \
+                or app.state not in ("Accepted", "Running") or rv.pending_placeholders(app.id):
+            continue
+        return f"{key[0]}/{key[1]}"
+    return ""
+
+
+def _leaf_state(rv: RMView, partition: str, chain: Sequence[model.QueueModel], ask: AskView,
+                gone: Sequence[AllocView]) -> list[dict[str, int]]:
+    """Per queue of the ask's path: its use with the ask added, without what is already
+    being preempted below it and without ``gone``."""
+    out = []
+    for q in chain:
+        below = qty.total(v.resource for v in gone
+                          if (rv.apps[v.app].path + ".").startswith(q.path + "."))
+        out.append(qty.plus(qty.minus(qty.minus(rv.usage_below(partition, q.path),
+                                                _preempting(rv, partition, q.path)), below),
+                            ask.resource))
+    return out
+
+
+def _general_choice(m: Monitor, rv: RMView, call: Call, subject: str, ask: AskView,
+                    chain: Sequence[model.QueueModel], node: str, victims: list[AllocView],
+                    clusters: tuple[dict[str, int], dict[str, int]]) -> None:
+    """Behaviour 2.5 steps 4 and 6, read from the release: the victims are the chosen
+    node's (``node``, the one the ask holds after the call) up to the first with which
+    the ask fits there, then further ones while its leaf is not within its guarantee."""
+    all_nodes, schedulable = clusters
+    partition = rv.apps[ask.app].partition
+    n = rv.nodes[node]
+    if n.state != "Schedulable" or n.partition != partition:
+        m.report(NODE, subject, f"node {node} ({n.state}, partition {n.partition}) is not "
+                 f"a schedulable node of the ask's partition {partition}")
+    other = _held_for(rv, call, ask, node)
+    if other:
+        m.report(NODE, subject, f"node {node} was held for ask {other}, which still waits "
+                 "for it")
+    room = rv.free(node)
+    on_node: list[AllocView] = []
+    extra: list[AllocView] = []
+    for i, v in enumerate(victims):
+        what = f"victim {v.uuid} ({v.app}/{v.key})"
+        if not qty.fits(ask.resource, room):
+            short = {k: x - room.get(k, 0) for k, x in ask.resource.items()
+                     if x > room.get(k, 0)}
+            if v.node != node:
+                m.report(NODE, subject, f"{what} on {v.node} was taken while the ask still "
+                         f"lacked {qty.show(short)} on its node {node}: its victims there "
+                         "never made it fit")
+                return
+            if not any(v.resource.get(k, 0) > 0 for k in short):
+                m.report(USEFUL, subject, f"{what} holds {qty.show(v.resource)}, none of "
+                         f"what the ask still lacked on node {node}: {qty.show(short)}")
+            room = qty.plus(room, v.resource)
+            on_node.append(v)
+            continue
+        used = _leaf_state(rv, partition, chain, ask, victims[:i])
+        if guaranteed(chain) and all(qty.within(u, cap(chain[j:], schedulable))
+                                     for j, u in enumerate(used)):
+            m.report(ENOUGH, subject, f"{what} was taken after the ask already fitted node "
+                     f"{node} and its leaf {chain[0].path} was within its guarantee")
+        else:
+            vpath = rv.apps[v.app].path
+            over = [k for j, q in enumerate(chain)
+                    if (vpath + ".").startswith(q.path + ".")
+                    for k, c in cap(chain[j:], all_nodes).items()
+                    if used[j].get(k, 0) > c and v.resource.get(k, 0) > 0]
+            if not over:
+                m.report(USEFUL, subject, f"{what} in {vpath} holds {qty.show(v.resource)}, "
+                         f"no type in which a queue above both it and the ask is over its "
+                         "guarantee")
+        extra.append(v)
+    if not qty.fits(ask.resource, room):
+        m.report(NODE, subject, f"with its victims there gone, node {node} has "
+                 f"{qty.show(room)}, short of the ask {qty.show(ask.resource)}")
+    _general_order(m, rv, subject, on_node, f"on node {node}", node)
+    _general_order(m, rv, subject, extra, "among the further victims")
 
 
 def reservations_made(m: Monitor, rv: RMView, call: Call) -> None:

@@ -333,9 +333,23 @@ MAP: tuple[Entry, ...] = (
       "not required-node allocations, have no higher priority, and free enough. A leaf a "
       "placement rule created has its childtemplate's settings, none of its parent's.",
       ("preemption.victims", "preemption.placeholder_victim", "preemption.refused_guarantee",
-       "preemption.created_victim"),
-      "The per-node order of victims (opted in, non-originators, newest first) and the RM's "
-      "PreemptionPredicates choice are checked by scenario tests, not by the checker."),
+       "preemption.created_victim")),
+    E(Y, "Preemption, the victim choice", "No victim beyond what the ask needs (the node's "
+      "victims end where the ask fits, further ones only while its leaf is not within its "
+      "guarantee; required-node ones end where they cover the ask); every victim frees "
+      "something the ask lacks (a type it asks for, what the node lacks, what an ancestor "
+      "is over); the node is schedulable, not held for another waiting ask, and holds the "
+      "ask once its victims leave; victims go in YuniKorn's order (required node: regular, "
+      "opted out, originators, then priority, then newer; general: opted in, "
+      "non-originators, then newer).",
+      ("preemption.enough", "preemption.useful", "preemption.node", "preemption.order",
+       "preemption.spared_unshared", "preemption.spared_older_twin"),
+      "Read from the release's order, which is the order of the choice. Age is judged only "
+      "between allocations the shim saw start at different times, and a general victim's "
+      "place only against a newer twin (same leaf, size and flags) left running: the "
+      "queue-guarantee passes make other skips legitimate. Size as a last tie-break is never "
+      "needed (the core orders by creation). The RM's PreemptionPredicates choice is checked "
+      "by scenario tests: the model shim does not offer it."),
     E(Y, "Preemption, the commit", "With the victims gone the ask's leaf is within its "
       "guarantee; the ask holds a reservation on one node (its required node); every victim "
       "counts as preempting on its queue and every ancestor until the RM confirms it.",

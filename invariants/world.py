@@ -202,6 +202,24 @@ class World:
                     for a in p.apps.values()}
 
     # ------------------------------------------------------------------ coverage
+    def _spared(self, record: StepRecord, uuid: str, key: str) -> None:
+        """What a victim's node kept running: a pod holding none of the ask's resource
+        types, or an older pod of the victim's application and size (newer go first)."""
+        for rv in self.shim.rms.values():
+            victim = rv.allocs.get(uuid)
+            ask = next((k for k in rv.asks.values() if k.key == key), None)
+            if victim is None or ask is None:
+                continue
+            wanted = [t for t, x in ask.resource.items() if x > 0]
+            for a in rv.allocs.values():
+                if a.node != victim.node or a.releasing is not None:
+                    continue
+                if not any(a.resource.get(t, 0) > 0 for t in wanted):
+                    record.state["spared_unshared"] = True
+                if a.app == victim.app and a.created < victim.created \
+                        and qty.same(a.resource, victim.resource):
+                    record.state["spared_older_twin"] = True
+
     def _observe(self, step: Step, error: BaseException | None) -> None:
         assert self.coverage is not None
         record = StepRecord(step, self._transitions, list(self.shim.observed))
@@ -227,6 +245,7 @@ class World:
                 continue
             key = rel.message.rsplit(":", 1)[-1].strip()
             self._preemptors.add(key)
+            self._spared(record, rel.uuid, key)
             alloc = next((rv.allocs.get(rel.uuid) for rv in self.shim.rms.values()
                           if rel.uuid in rv.allocs), None)
             if alloc is not None and alloc.placeholder:

@@ -185,11 +185,17 @@ class Gen:
     rival: random.Random = field(init=False)
     """Whether an ask is followed by a rival's in the same fair leaf, and its repeats."""
 
+    victims: random.Random = field(init=False)
+    """How the directed endings vary the victims they offer (twins of different ages, a
+    pod sharing no type with what the ask lacks): a stream of its own, so the others'
+    draws stay as they were."""
+
     def __post_init__(self) -> None:
         self.side = random.Random(f"side-{self.scenario.seed}")
         self.ending = random.Random(f"ending-{self.scenario.seed}")
         self.reshape = random.Random(f"reshape-{self.scenario.seed}")
         self.rival = random.Random(f"rival-{self.scenario.seed}")
+        self.victims = random.Random(f"victims-{self.scenario.seed}")
 
     # -- helpers ---------------------------------------------------------------
     @property

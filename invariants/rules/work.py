@@ -1142,17 +1142,33 @@ def _slot_node(g: Gen, node_id: str, partition: str, memory: int, slots: int) ->
     return joining(g, node_id, partition, si.Resource.of(memory=memory, **{SLOT: slots}))
 
 
-def _hog(g: Gen, partition: str, leaf: str, user: User, size: int, pods: int
-         ) -> Iterator[Step]:
+def _hog(g: Gen, partition: str, leaf: str, user: User, size: int, pods: int,
+         split: bool = False, spare: bool = False) -> Iterator[Step]:
     """A node with ``pods`` slots and room for ``pods`` pods of ``size`` joins, and an
-    application of ``leaf`` fills it."""
-    yield _slot_node(g, g.new_id("node-"), partition, pods * size, pods)
+    application of ``leaf`` fills it. ``split``: half the pods a second later than the
+    others (twins of two ages). ``spare``: two slots more, and a pod holding one slot and
+    nothing else (it frees nothing a pod of the endings lacks there)."""
+    yield _slot_node(g, g.new_id("node-"), partition, pods * size, pods + 2 * spare)
     hog = g.new_id("app-")
     yield _submit_to(g, hog, leaf, partition, si.UserGroupInformation(
         user=user[0], groups=list(user[1])))
     if _placed(g, hog, leaf):
-        yield _send(g, _slotted(_ask(g, hog, g.new_id("ask-"), size, pods)))
+        first = pods // 2 if split else pods
+        yield _send(g, _slotted(_ask(g, hog, g.new_id("ask-"), size, first)))
         yield Step.schedule()
+        if split:
+            yield Step.advance(1.0)
+            yield _send(g, _slotted(_ask(g, hog, g.new_id("ask-"), size, pods - first)))
+            yield Step.schedule()
+        if spare:
+            yield _send(g, _slot_only(_ask(g, hog, g.new_id("ask-"), size)))
+            yield Step.schedule()
+
+
+def _slot_only(ask: si.AllocationAsk) -> si.AllocationAsk:
+    """``ask`` holding one slot and nothing else."""
+    return ask.model_copy(update={"resource_ask": si.Resource.model_validate(
+        {"resources": {SLOT: {"value": 1}}})})
 
 
 def _preempting_ask(g: Gen, partition: str, leaf: str, user: User, size: int,
@@ -1230,8 +1246,9 @@ def _filled(g: Gen, partition: str, ask_leaf: str, victim: str,
     size = next((s for s in (20, 10, 5) if s <= _room_under(g, partition, chain)), 0)
     if size:
         guarantee = _memory_guarantee(pm.chain(victim))
+        split, spare = g.victims.random() < 0.5, g.victims.random() < 0.5
         yield from _hog(g, partition, victim, hogs[g.ending.randrange(len(hogs))], size,
-                        (guarantee + 2 * size) // size + 2)
+                        (guarantee + 2 * size) // size + 2, split, spare)
     return size
 
 
@@ -1285,15 +1302,24 @@ def _required_ending(g: Gen, partition: str, ask_leaf: str, victim: str, askers:
     one: the victim is the lower priority one, not the newer (yunikorn-behaviour 2.6 step 2,
     YUNIKORN-1184)."""
     size = g.ending.choice((5, 10))
+    # Variants: both pods of priority 0, a second apart (the newer is the victim); a pod
+    # holding only a slot, newest, and a DaemonSet pod asking memory alone (that pod is no
+    # candidate: it shares no resource type with the ask).
+    twins, unshared = g.victims.random() < 0.4, g.victims.random() < 0.4
     node_id = g.new_id("node-")
-    yield _slot_node(g, node_id, partition, 2 * size, 2)
+    yield _slot_node(g, node_id, partition, 2 * size, 3 if unshared else 2)
     hog, user = g.new_id("app-"), hogs[g.ending.randrange(len(hogs))]
     yield _submit_to(g, hog, victim, partition, si.UserGroupInformation(
         user=user[0], groups=list(user[1])))
     if not _placed(g, hog, victim):
         return
-    for priority in (0, 5):
+    for priority in (0, 0) if twins else (0, 5):
         yield _send(g, _slotted(_ask(g, hog, g.new_id("ask-"), size, priority=priority)))
+        yield Step.schedule()
+        if twins:
+            yield Step.advance(1.0)
+    if unshared:
+        yield _send(g, _slot_only(_ask(g, hog, g.new_id("ask-"), size)))
         yield Step.schedule()
     asker = askers[g.ending.randrange(len(askers))]
     daemon = g.new_id("app-")
@@ -1301,8 +1327,9 @@ def _required_ending(g: Gen, partition: str, ask_leaf: str, victim: str, askers:
         user=asker[0], groups=list(asker[1])))
     if not _placed(g, daemon, ask_leaf):
         return
-    yield _send(g, _slotted(_ask(g, daemon, g.new_id("ask-"), size, priority=10,
-                                 tags={REQUIRED_NODE: node_id})))
+    pod = _ask(g, daemon, g.new_id("ask-"), size, priority=10, tags={REQUIRED_NODE: node_id})
+    yield _send(g, pod.model_copy(update={"resource_ask": si.Resource.of(memory=size)})
+                if unshared else _slotted(pod))
     yield Step.schedule()
 
 
