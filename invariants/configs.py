@@ -486,6 +486,28 @@ def _guaranteed(q: Mapping[str, Any]) -> int:
     return sum(_guaranteed(c) for c in q.get("queues", []))
 
 
+_EXPRESSIONS = ("^a", "o", "(li|ob)", "^(bob|dave)$", "e.f|carol")
+"""Lone filter entries with expression characters: YuniKorn searches them anywhere in a
+name (``^a`` and ``o`` match more than a whole-name match would)."""
+
+
+def _yunikorn_quirks(side: random.Random, rule: dict[str, Any]) -> None:
+    """Now and then a rule in the forms where YuniKorn's reading is its own (a side stream:
+    every other draw stays): a filter without lists (a deny one denies everyone), a lone
+    expression entry, or a ``user`` rule whose parent rule gives ``root`` (its queues go
+    below ``root.root``)."""
+    if rule["name"] == "user" and side.random() < 0.25:
+        rule["parent"] = {"name": "fixed", "value": "root"}
+        rule["create"] = True
+    roll = side.random()
+    if roll < 0.06:
+        rule["filter"] = {"type": side.choice(("allow", "deny"))}
+    elif roll < 0.3:
+        rule["filter"] = {"type": side.choice(("allow", "deny")),
+                          "users" if side.random() < 0.8 else "groups":
+                          [side.choice(_EXPRESSIONS)]}
+
+
 def _rules(rng: random.Random, root: Mapping[str, Any]) -> list[dict[str, Any]]:
     parents = [q["name"] for q in root["queues"] if q.get("queues")]
     rules: list[dict[str, Any]] = []
@@ -537,6 +559,7 @@ def _rules(rng: random.Random, root: Mapping[str, Any]) -> list[dict[str, Any]]:
         if rng.random() < 0.2:
             rule["filter"] = {"type": rng.choice(("allow", "deny")),
                               "users": [rng.choice(("alice", "bob", "carol"))]}
+        _yunikorn_quirks(_side(rng, 3), rule)
         rules.append(rule)
     leaves = _leaf_paths(root)
     side = _side(rng)

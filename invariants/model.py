@@ -345,34 +345,64 @@ def qualify(name: str) -> str:
     return name if name == ROOT or name.startswith(ROOT + ".") else f"{ROOT}.{name}"
 
 
+_EXPRESSION = re.compile(r"[\^$*+?()\[{}|]")
+
+
+def _names(entries: Sequence[str], name: str) -> bool:
+    """YuniKorn's filter list (``placement/filter.go``): a lone entry holding expression
+    characters is searched for in the name; otherwise the name must be an entry."""
+    if len(entries) != 1 or _EXPRESSION.search(entries[0]) is None:
+        return name in entries
+    try:
+        return bool(re.search(entries[0], name))
+    except re.error:
+        return False
+
+
 def _filter_allows(rule: PlacementRuleConfig, user: str, groups: Sequence[str]) -> bool:
+    kind_allows = rule.filter.type != "deny"
     users, group_names = rule.filter.users, rule.filter.groups
-    if not users and not group_names:
-        return True
-
-    def hit(pattern: str, name: str) -> bool:
-        try:
-            return re.fullmatch(pattern, name) is not None
-        except re.error:
-            return pattern == name
-
-    matched = any(hit(p, user) for p in users) or any(hit(p, g) for p in group_names
-                                                       for g in groups)
-    return not matched if rule.filter.type == "deny" else matched
+    if not (users or group_names):
+        return kind_allows                 # an empty deny filter denies everyone
+    listed = _names(users, user) or any(_names(group_names, g) for g in groups)
+    return kind_allows if listed else not kind_allows
 
 
-def _proposal(rule: PlacementRuleConfig, queue_name: str, user: str,
-              tags: Mapping[str, str]) -> str:
-    name = rule.name
-    if name == "provided":
-        return lower(queue_name.strip())
-    if name == "user":
-        return lower(user.replace(".", "_dot_"))
-    if name == "fixed":
-        return lower(rule.value.strip())
-    if name == "tag":
-        return lower(tags.get(rule.value, "").strip().replace(".", "_dot_"))
-    return ""
+def _value(rule: PlacementRuleConfig, queue_name: str, user: str,
+           tags: Mapping[str, str]) -> str:
+    """What a rule starts from, in lower case: the asked queue, the user, the value, a tag."""
+    source = {"provided": queue_name, "user": user, "fixed": rule.value,
+              "tag": tags.get(rule.value, "")}.get(rule.name, "")
+    return lower(source.strip())
+
+
+def _path_of(rule: PlacementRuleConfig, queue_name: str, user: str, groups: Sequence[str],
+             tags: Mapping[str, str], lookup: Lookup) -> str | _Error | None:
+    """The path a rule gives (its ``placeApplication``): None for nothing, an error for an
+    invalid name or a parent rule giving an existing leaf."""
+    value = _value(rule, queue_name, user, tags)
+    if value == "" or not _filter_allows(rule, user, groups):
+        return None
+    full = value.startswith(ROOT) if rule.name == "fixed" else (
+        rule.name in ("provided", "tag") and value.startswith(ROOT + "."))
+    if full:
+        path = value
+    else:
+        base = ROOT
+        if rule.parent is not None:
+            above = _path_of(rule.parent, queue_name, user, groups, tags, lookup)
+            if above is None or isinstance(above, _Error):
+                return above
+            base = above if above.startswith(ROOT + ".") else ROOT + "." + above
+            if lookup(base) is True:
+                return _Error("a leaf named as parent")
+        leaf_name = value if rule.name == "fixed" else value.replace(".", "_dot_")
+        path = base + "." + leaf_name
+    if any(NAME.fullmatch(part) is None for part in path.split(".")):
+        return _Error("invalid name")
+    if lookup(path) is None and not rule.create:
+        return None
+    return path
 
 
 def _missing(path: str, lookup: Lookup) -> tuple[str, ...]:
@@ -401,68 +431,31 @@ def place(rules: Sequence[PlacementRuleConfig], queue_name: str, user: str,
           may: Callable[[Placed], bool] = lambda _: True) -> Placed | None:
     """The queue an application lands in, or None when it must be rejected.
 
-    YuniKorn's ``PlaceApplication``: a rule's queue that ``may`` refuses (the user may not
-    submit there, or the leaf is draining) fails the rule like a parent does; after the
-    last rule ``root.default``, when it is a leaf ``may`` accepts. ``rule`` of the result
-    is the index of the rule that placed it, ``len(rules)`` for ``root.default``.
+    YuniKorn's ``PlaceApplication``: every rule's path in turn; an existing parent queue,
+    or a queue ``may`` refuses (the user may not submit there, or the leaf is draining),
+    fails the rule and the next is tried. Only when the last rule gives no path does
+    ``root.default`` (if it exists) stand in, under the same checks. ``rule`` of the
+    result is the index of the rule that placed it, ``len(rules)`` for ``root.default``.
     """
     refused = 0
-    for index, rule in enumerate(rules or [_IMPLICIT]):
-        placed = _by_rule(rule, index, queue_name, user, groups, tags, lookup)
-        if isinstance(placed, _Error):
+    chosen = list(rules) or [_IMPLICIT]
+    last = len(chosen) - 1
+    for index, rule in enumerate(chosen):
+        path = _path_of(rule, queue_name, user, groups, tags, lookup)
+        if isinstance(path, _Error):
             return None
-        if placed is not None:
-            if may(placed):
-                return replace(placed, refused=refused)
+        fallback = path is None and index == last and lookup(DEFAULT_QUEUE) is not None
+        if fallback:
+            path = DEFAULT_QUEUE
+        if path is None:
+            continue
+        kind = lookup(path)
+        if kind is False:
             refused += 1
-    if lookup(DEFAULT_QUEUE) is True:
-        fallback = Placed(DEFAULT_QUEUE, rule=len(rules), refused=refused, fallback=True)
-        if may(fallback):
-            return fallback
+            continue
+        placed = Placed(path, () if kind else _missing(path, lookup),
+                        len(rules) if fallback else index, fallback=fallback)
+        if may(placed):
+            return replace(placed, refused=refused)
+        refused += 1
     return None
-
-
-def _by_rule(rule: PlacementRuleConfig, index: int, queue_name: str, user: str,
-             groups: Sequence[str], tags: Mapping[str, str], lookup: Lookup
-             ) -> Placed | _Error | None:
-    """Where one rule would put the application, before anyone's permission is asked: None
-    when it places nothing, an error for an invalid name or a parent rule naming a leaf
-    (YuniKorn's rules return an error, and the application is rejected)."""
-    if not _filter_allows(rule, user, groups):
-        return None
-    proposed = _proposal(rule, queue_name, user, tags)
-    if not proposed:
-        return None
-    if proposed == ROOT or proposed.startswith(ROOT + ".") or rule.parent is None:
-        path = qualify(proposed)
-    else:
-        parent = _parent(rule.parent, queue_name, user, groups, tags, lookup)
-        if not isinstance(parent, str):
-            return parent
-        path = f"{parent}.{proposed}"
-    if not all(NAME.fullmatch(part) for part in path.split(".")):
-        return _Error("invalid name")
-    kind = lookup(path)
-    if kind is not None:
-        return Placed(path, rule=index) if kind else None
-    if not rule.create:
-        return None
-    return Placed(path, _missing(path, lookup), index)
-
-
-def _parent(rule: PlacementRuleConfig, queue_name: str, user: str, groups: Sequence[str],
-            tags: Mapping[str, str], lookup: Lookup) -> str | _Error | None:
-    """A parent rule names a parent queue: an existing parent, or one it may create (a
-    path through a leaf too: the creation below it fails later); an existing leaf or an
-    invalid name is an error."""
-    proposed = _proposal(rule, queue_name, user, tags)
-    if not proposed or not _filter_allows(rule, user, groups):
-        return None
-    path = qualify(proposed)
-    if not all(NAME.fullmatch(part) for part in path.split(".")):
-        return _Error("invalid name")
-    kind = lookup(path)
-    if kind is not None:
-        return _Error("a leaf named as parent") if kind else path
-    return path if rule.create else None
-

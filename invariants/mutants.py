@@ -130,8 +130,8 @@ MUTANTS: tuple[Mutant, ...] = (
       "004 acls: the submit ACL of an ancestor grants access", apps, "acl_allows",
       "for q in queue.ancestry():", "for q in [queue]:"),
     M("placement.creates_without_create", "ACL/placement",
-      "placement rules create queues only with create: true", placement, "_resolve",
-      "    if not rule.create:\n        return None\n", ""),
+      "placement rules create queues only with create: true", placement, "_rule_path",
+      "    if not rule.create and lookup(path) is None:\n        return None\n", ""),
     M("lifecycle.state_assigned", "lifecycle",
       "every state change goes through a declared trigger", appstate, "maybe_wait",
       '        fire_app(p, app, "wait")', '        app.state = "Completing"'),
@@ -481,8 +481,8 @@ MUTANTS: tuple[Mutant, ...] = (
       "        if not res.fits(ask.resource, ph.resource):", "        if False:"),
     M("recovery.repeated_uuid_accepted", "recovery",
       "002 'Allocation of resources': an allocation has one UUID; a registration that "
-      "recovers one twice is rejected (all or nothing)", nodes, "check_recovery",
-      "        if p.core.uuid_taken(a.uuid) or a.uuid in seen:", "        if False:"),
+      "recovers one twice is rejected (all or nothing)", nodes, "_unattachable",
+      "    if p.core.uuid_taken(a.uuid) or a.uuid in seen:", "    if False:"),
     M("reservations.kept_after_node_shrank", "reservations",
       "004 'Implementation' (reserve room against fragmentation): a reservation holds a "
       "node that can take its ask; an update shrinking the node below the ask ends it",
@@ -713,24 +713,24 @@ MUTANTS: tuple[Mutant, ...] = (
     M("routing.ask_to_applications_partition", "asks",
       "002 AllocationAsk.partitionName: an ask goes to the partition it names; one naming "
       "a partition that does not hold its application is rejected", Scheduler,
-      "update_allocation", "            partition = self._partition(rm, ask.partition_name)\n",
-      "            partition = next((x for x in rm.partitions.values()\n"
-      "                              if ask.application_id in x.apps), None) \\\n"
-      "                or self._partition(rm, ask.partition_name)\n"),
+      "_seed_allocation", "        partition = self._partition(rm, ask.partition_name)\n",
+      "        partition = next((x for x in rm.partitions.values()\n"
+      "                          if ask.application_id in x.apps), None) \\\n"
+      "            or self._partition(rm, ask.partition_name)\n"),
     M("routing.ask_release_anywhere", "releases",
       "002 AllocationAskRelease.partitionName: an ask release naming a partition that does "
-      "not hold the application is ignored, not confirmed", Scheduler, "update_allocation",
-      "                p = self._partition(rm, ask_rel.partition_name)\n",
-      "                p = next((x for x in rm.partitions.values()\n"
-      "                          if ask_rel.application_id in x.apps), None) \\\n"
-      "                    or self._partition(rm, ask_rel.partition_name)\n"),
+      "not hold the application is ignored, not confirmed", Scheduler, "_seed_allocation",
+      "            p = self._partition(rm, ask_rel.partition_name)\n",
+      "            p = next((x for x in rm.partitions.values()\n"
+      "                      if ask_rel.application_id in x.apps), None) \\\n"
+      "                or self._partition(rm, ask_rel.partition_name)\n"),
     M("routing.release_anywhere", "releases",
       "002 AllocationRelease.partitionName: a release or a confirmation naming a partition "
-      "that does not hold the allocation is ignored", Scheduler, "update_allocation",
-      "                p = self._partition(rm, rel.partition_name)\n",
-      "                p = next((x for x in rm.partitions.values()\n"
-      "                          if rel.uuid in x.allocations), None) \\\n"
-      "                    or self._partition(rm, rel.partition_name)\n"),
+      "that does not hold the allocation is ignored", Scheduler, "_seed_allocation",
+      "            p = self._partition(rm, rel.partition_name)\n",
+      "            p = next((x for x in rm.partitions.values()\n"
+      "                      if rel.uuid in x.allocations), None) \\\n"
+      "                or self._partition(rm, rel.partition_name)\n"),
     M("routing.removal_anywhere", "lifecycle",
       "002 RemoveApplicationRequest.partitionName: a removal naming a partition that does "
       "not hold the application is ignored", Scheduler, "update_application",
@@ -742,13 +742,13 @@ MUTANTS: tuple[Mutant, ...] = (
     # says "according to policy"), each read independently by ``model.place``.
     M("placement.later_rules_ignored", "ACL/placement",
       "YuniKorn placement: rules are tried in order until one places the application",
-      apps, "place", "    for rule in rules or (_IMPLICIT,):\n",
-      "    for rule in (rules or (_IMPLICIT,))[:1]:\n"),
+      apps, "place", "    for index, rule in enumerate(chosen):\n",
+      "    for index, rule in enumerate(chosen[:1]):\n"),
     M("placement.rule_error_falls_through", "ACL/placement",
       "YuniKorn PlaceApplication: a rule that errs (an invalid queue name, a parent rule "
       "naming a leaf) rejects the application; no later rule or root.default is tried",
-      apps, "place", "        if isinstance(placement, str):\n            return ",
-      "        if isinstance(placement, str):\n            continue\n            return "),
+      apps, "place", "        if isinstance(path, _Error):\n            return ",
+      "        if isinstance(path, _Error):\n            continue\n            return "),
     M("placement.created_below_leaf", "ACL/placement",
       "YuniKorn createQueue: no queue is created below a leaf queue; the application "
       "placed there is rejected", apps, "check_submission",
@@ -761,33 +761,55 @@ MUTANTS: tuple[Mutant, ...] = (
     M("placement.default_queue_ignored", "ACL/placement",
       "YuniKorn PlaceApplication: an application no rule places goes to root.default when "
       "that leaf exists and takes it", apps, "place",
-      "    if default is not None and default.is_leaf:", "    if False:"),
+      "and lookup(DEFAULT_QUEUE) is not None:", "and False:"),
     M("placement.default_queue_unchecked", "ACL/placement",
       "YuniKorn PlaceApplication: root.default takes what no rule placed only if the user "
       "may submit there and it is not draining", apps, "place",
-      "        reason = refusal(Placement(DEFAULT_QUEUE))\n", '        reason = ""\n'),
+      "        reason = refusal(placement)\n",
+      '        reason = "" if path == DEFAULT_QUEUE else refusal(placement)\n'),
     M("placement.deny_filter_allows", "ACL/placement",
       "YuniKorn placement: a deny filter skips the rule for the users it matches",
-      placement, "_filter_allows", 'return not hit if f.type == "deny" else hit',
-      "return hit"),
+      placement, "_filter_allows", 'allow = f.type != "deny"', "allow = True"),
+    M("placement.empty_deny_filter_allows", "ACL/placement",
+      "YuniKorn placement/filter.go allowUser: a filter without users or groups gives its "
+      "type to everyone; an empty deny filter denies all (TestAllowNoLists)",
+      placement, "_filter_allows", "    if not f.users and not f.groups:\n        return allow\n",
+      "    if not f.users and not f.groups:\n        return True\n"),
+    M("placement.filter_expression_whole_name", "ACL/placement",
+      "YuniKorn placement/filter.go filterUser: a lone expression entry matches anywhere in "
+      "the name (Go MatchString), not only the whole name",
+      placement, "_listed", "return re.search(entries[0], name) is not None",
+      "return re.fullmatch(entries[0], name) is not None"),
+    M("placement.root_parent_unqualified", "ACL/placement",
+      "YuniKorn placement/*_rule.go placeApplication: a parent rule giving 'root' is "
+      "qualified again, so the queue is root.root.<name> (TestUserRuleParent)",
+      placement, "_rule_path",
+      'parent = given if given.startswith(ROOT_QUEUE + ".") else',
+      "parent = given if given.startswith(ROOT_QUEUE) else"),
+    M("placement.tag_path_one_name", "ACL/placement",
+      "YuniKorn placement/tag_rule.go: a tag value starting root. is a full queue path "
+      "(TestTagRulePlace)", placement, "_rule_path",
+      'name in ("provided", "tag") and raw.startswith', 'name == "provided" and raw.startswith'),
     M("placement.parent_filter_ignored", "ACL/placement",
       "YuniKorn placement: a parent rule's own filter can fail the rule",
-      placement, "_resolve_parent",
-      "if not proposed or not _filter_allows(rule, user, groups):", "if not proposed:"),
+      placement, "_rule_path",
+      "given = _rule_path(rule.parent, queue_name,",
+      'given = _rule_path(rule.parent.model_copy(update={"filter": type(rule.filter)()}), '
+      "queue_name,"),
     M("placement.dot_kept", "ACL/placement",
       "YuniKorn placement: a dot in a user name or tag value becomes _dot_ in the queue name",
       placement, "_clean", 'return part.replace(".", "_dot_")', "return part"),
     M("placement.parent_queue_taken", "ACL/placement",
       "YuniKorn placement: an application goes to a leaf; a rule naming a parent fails",
-      placement, "_resolve", "return Placement(path) if found.is_leaf else None",
-      "return Placement(path)"),
+      apps, "place", "        if found is not None and not found.is_leaf:\n",
+      "        if False:\n"),
     M("recovery.other_node_attached", "recovery",
       "001 'Application recovery': a node registers with its own allocations; one the RM "
-      "reports on another node is refused with the node", nodes, "check_recovery",
-      "        if a.node_id and a.node_id != info.node_id:\n", "        if False:\n"),
+      "reports on another node is refused with the node", nodes, "_unattachable",
+      "    if a.node_id and a.node_id != node_id:\n", "    if False:\n"),
     M("recovery.ended_application_recovered", "recovery",
       "001 'Application recovery': allocations are recovered for the applications the RM "
-      "added again, not for one that has ended", nodes, "check_recovery",
+      "added again, not for one that has ended", nodes, "_unattachable",
       "if app is None or app.state not in RECOVERABLE or app.queue is None:",
       "if app is None or app.queue is None:"),
     M("apps.unknown_gang_style_accepted", "ACL/placement",

@@ -339,7 +339,7 @@ class TodayRequests:
                 allocation_key=key))
         ask = app.asks.get(key) if app is not None else None
         pending = ask is not None and ask.state == "Pending"
-        if pending and ttype == si.TerminationType.STOPPED_BY_RM:
+        if pending and ttype != si.TerminationType.TIMEOUT:
             self._withdraw(p, rel, key)
         elif not placed and not pending and ttype == si.TerminationType.STOPPED_BY_RM:
             self._note(si.EventRecordType.REQUEST, key,

@@ -10,16 +10,21 @@ submit to its nearest existing ancestor (the new queues are unmanaged: no quota
 of their own, removed when empty). Anything else (a parent, a draining leaf, a
 refused ACL, a missing queue without ``create``) fails the rule and the next is
 tried; an invalid queue name or a parent rule that names a leaf is an error
-that rejects the application at once. When no rule places the application,
-``root.default`` takes it if it exists and passes the same checks. With no rules
-configured a single ``provided`` rule without ``create`` stands in (YuniKorn's
-implicit rule).
+that rejects the application at once. When the last rule gives no queue at all,
+``root.default`` takes the application if it exists and passes the same checks.
+With no rules configured a single ``provided`` rule without ``create`` stands in
+(YuniKorn's implicit rule).
 
 Supported rules: ``provided`` (the requested queue), ``user`` (the user's
 name), ``fixed`` (``value``), ``tag`` (the application tag named by
 ``value``, e.g. ``namespace``), each with an optional ``parent`` rule and a
-user/group ``filter``. Names made from users or tags replace ``.`` with
-``_dot_`` as YuniKorn does.
+user/group ``filter``. A ``provided`` or ``tag`` value that starts with
+``root.`` is a full path; any other value is one name, its ``.`` replaced with
+``_dot_``, below the parent rule's queue (qualified with ``root.`` when it does
+not start with it: a parent giving ``root`` places in ``root.root``) or below
+``root``. A filter without users or groups gives its type to everyone: ``deny``
+denies all. One filter entry with expression characters is an expression
+matched anywhere in the name; other entries are names matched exactly.
 
 Queue names are case-insensitive, as in YuniKorn: queues are stored under
 their lower-case name and every path a rule proposes (or the shim names) is
@@ -94,84 +99,89 @@ def _clean(part: str) -> str:
     return part.replace(".", "_dot_")
 
 
-def _matches(pattern: str, name: str) -> bool:
-    try:
-        return re.fullmatch(pattern, name) is not None
-    except re.error:
-        return pattern == name
+_REGEX_CHARS = re.compile(r"[\^$*+?()\[{}|]")
+"""A filter entry with one of these is an expression (YuniKorn ``SpecialRegExp``)."""
+
+
+def _listed(entries: Sequence[str], name: str) -> bool:
+    """Whether a filter's users (or groups) list names ``name``, as YuniKorn reads a list.
+
+    One entry with expression characters is an expression that matches anywhere in the
+    name (Go's ``MatchString``: anchor it with ``^...$`` to match the whole name); any
+    other entry, and every entry of a longer list, is a name matched exactly
+    (``placement/filter.go`` newFilter, filterUser).
+    """
+    if len(entries) == 1 and _REGEX_CHARS.search(entries[0]):
+        try:
+            return re.search(entries[0], name) is not None
+        except re.error:
+            return False
+    return name in entries
 
 
 def _filter_allows(rule: PlacementRuleConfig, user: str, groups: Sequence[str]) -> bool:
+    """YuniKorn's ``allowUser``: a filter without lists gives its type (``deny`` denies
+    everyone); otherwise a listed user or group gives the type, anyone else the other."""
     f = rule.filter
+    allow = f.type != "deny"
     if not f.users and not f.groups:
-        return True
-    hit = any(_matches(p, user) for p in f.users) or any(
-        _matches(p, g) for p in f.groups for g in groups)
-    return not hit if f.type == "deny" else hit
+        return allow
+    if _listed(f.users, user) or any(_listed(f.groups, g) for g in groups):
+        return allow
+    return not allow
 
 
-def _proposal(rule: PlacementRuleConfig, queue_name: str, user: str,
-              tags: Mapping[str, str]) -> str:
-    """The queue path (or last name) a rule proposes, in lower case; empty when it has none."""
-    if rule.name == "provided":
-        return fold(queue_name.strip())
-    if rule.name == "user":
-        return fold(_clean(user)) if user else ""
-    if rule.name == "fixed":
-        return fold(rule.value.strip())
-    if rule.name == "tag":
-        value = tags.get(rule.value, "").strip()
-        return fold(_clean(value)) if value else ""
-    return ""
+def _rule_path(rule: PlacementRuleConfig, queue_name: str, user: str, groups: Sequence[str],
+               tags: Mapping[str, str], lookup: Lookup) -> str | _Error | None:
+    """The queue path one rule gives, as YuniKorn's ``placeApplication`` of that rule.
 
-
-def _resolve(rule: PlacementRuleConfig, queue_name: str, user: str, groups: Sequence[str],
-             tags: Mapping[str, str], lookup: Lookup) -> Placement | str | None:
-    """Where one rule puts the application: None when the rule fails (the next is tried), a
-    reason when it errs (YuniKorn rejects the application: an invalid queue name, a parent
-    rule naming a leaf)."""
-    if not _filter_allows(rule, user, groups):
-        return None
-    proposed = _proposal(rule, queue_name, user, tags)
-    if not proposed:
-        return None
-    if proposed == ROOT_QUEUE or proposed.startswith(ROOT_QUEUE + ".") or rule.parent is None:
-        path = qualify(proposed)
+    None when the rule gives nothing (its filter, an empty value, a missing queue it may
+    not create, or its parent gave nothing); an error when a name is invalid or a parent
+    rule gives an existing leaf. A ``provided`` or ``tag`` value starting ``root.`` is a
+    full path; ``fixed`` values starting ``root`` are too. Any other value is one name
+    (its dots made ``_dot_``) below what the parent rule gives, qualified with ``root.``
+    when that does not start with ``root.`` (so a parent giving ``root`` makes
+    ``root.root``), or below ``root`` without a parent rule (``placement/*_rule.go``).
+    """
+    name = rule.name
+    if name == "provided":
+        raw = fold(queue_name.strip())
+    elif name == "tag":
+        raw = fold(tags.get(rule.value, "").strip())
+    elif name == "user":
+        raw = fold(user)
     else:
-        parent = _resolve_parent(rule.parent, queue_name, user, groups, tags, lookup)
-        if not isinstance(parent, Placement):
-            return parent
-        path = f"{parent.path}.{proposed}"
+        raw = fold(rule.value.strip())
+    if not raw or not _filter_allows(rule, user, groups):
+        return None
+    if (name == "fixed" and raw.startswith(ROOT_QUEUE)) or \
+            (name in ("provided", "tag") and raw.startswith(ROOT_QUEUE + ".")):
+        path = raw
+    else:
+        child = raw if name == "fixed" else _clean(raw)
+        parent = ROOT_QUEUE
+        if rule.parent is not None:
+            given = _rule_path(rule.parent, queue_name, user, groups, tags, lookup)
+            if not isinstance(given, str):
+                return given
+            parent = given if given.startswith(ROOT_QUEUE + ".") else f"{ROOT_QUEUE}.{given}"
+            found = lookup(parent)
+            if found is not None and found.is_leaf:
+                return _Error(f"parent rule {rule.parent.name} named the leaf queue {parent}")
+        path = f"{parent}.{child}"
     invalid = _invalid(path)
     if invalid:
-        return invalid
-    found = lookup(path)
-    if found is not None:
-        return Placement(path) if found.is_leaf else None
-    if not rule.create:
+        return _Error(invalid)
+    if not rule.create and lookup(path) is None:
         return None
-    return _created(path, lookup)
+    return path
 
 
-def _resolve_parent(rule: PlacementRuleConfig, queue_name: str, user: str,
-                    groups: Sequence[str], tags: Mapping[str, str],
-                    lookup: Lookup) -> Placement | str | None:
-    """A parent rule proposes a parent queue: it must be (or be created as) a parent; one
-    that names a leaf is an error (YuniKorn: "parent rule returned a leaf queue")."""
-    proposed = _proposal(rule, queue_name, user, tags)
-    if not proposed or not _filter_allows(rule, user, groups):
-        return None
-    path = qualify(proposed)
-    invalid = _invalid(path)
-    if invalid:
-        return invalid
-    found = lookup(path)
-    if found is not None:
-        return f"parent rule {rule.name} named the leaf queue {path}" if found.is_leaf \
-            else Placement(path)
-    if not rule.create:
-        return None
-    return _created(path, lookup)
+@dataclass(frozen=True, slots=True)
+class _Error:
+    """A rule that errs: the application is rejected, no later rule is tried."""
+
+    why: str
 
 
 def _invalid(path: str) -> str:
@@ -192,25 +202,33 @@ def _created(path: str, lookup: Lookup) -> Placement:
 def place(rules: Sequence[PlacementRuleConfig], queue_name: str, user: str,
           groups: Sequence[str], tags: Mapping[str, str], lookup: Lookup,
           refusal: Refusal) -> Placement | str:
-    """The placement for an application, or the reason there is none."""
+    """The placement for an application, or the reason there is none.
+
+    YuniKorn's ``PlaceApplication`` (``placement/placement.go``): each rule's path in
+    turn; an existing queue must be a leaf, open to the user and not draining, a missing
+    one needs the user's access to its nearest existing ancestor (``refusal``), else the
+    next rule is tried. ``root.default`` stands in only when the last rule gives no path
+    at all, and passes the same checks.
+    """
     refused: list[str] = []
-    for rule in rules or (_IMPLICIT,):
-        placement = _resolve(rule, queue_name, user, groups, tags, lookup)
-        if placement is None:
+    chosen = rules or (_IMPLICIT,)
+    for index, rule in enumerate(chosen):
+        path = _rule_path(rule, queue_name, user, groups, tags, lookup)
+        if isinstance(path, _Error):
+            return f"placement rule {rule.name} failed: {path.why}"
+        if path is None and index == len(chosen) - 1 and lookup(DEFAULT_QUEUE) is not None:
+            path = DEFAULT_QUEUE
+        if path is None:
             continue
-        if isinstance(placement, str):
-            return f"placement rule {rule.name} failed: {placement}"
+        found = lookup(path)
+        if found is not None and not found.is_leaf:
+            refused.append(f"queue {path} is a parent queue; applications go to leaf queues")
+            continue
+        placement = Placement(path) if found is not None else _created(path, lookup)
         reason = refusal(placement)
         if not reason:
             return placement
         refused.append(reason)
-    default = lookup(DEFAULT_QUEUE)
-    if default is not None and default.is_leaf:
-        reason = refusal(Placement(DEFAULT_QUEUE))
-        if not reason:
-            return Placement(DEFAULT_QUEUE)
-        if reason not in refused:
-            refused.append(reason)
     if rules:
         names = ", ".join(r.name for r in rules)
         head = f"no placement rule ({names}) found a queue for the application"
@@ -221,9 +239,10 @@ def place(rules: Sequence[PlacementRuleConfig], queue_name: str, user: str,
 def _unplaced(queue_name: str, lookup: Lookup) -> str:
     """Why the implicit ``provided`` rule did not place an application (empty: it did, and
     the refusal says why it may not go there)."""
-    path = qualify(queue_name)
-    if not path:
+    raw = fold(queue_name.strip())
+    if not raw:
         return "no queue name given and no placement rules configured"
+    path = raw if raw.startswith(ROOT_QUEUE + ".") else f"{ROOT_QUEUE}.{_clean(raw)}"
     found = lookup(path)
     if found is None:
         return f"queue {path} does not exist"

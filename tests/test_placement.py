@@ -557,3 +557,97 @@ def test_a_leaf_created_below_a_fair_parent_without_a_template_is_fifo_and_takes
     assert dumped(api, "root.ns.dev")["sort_policy"] == "fifo"
     assert dumped(api, "root.ns")["sort_policy"] == "fair"
     assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+# -- YuniKorn's own readings where the seeds are silent (apache/yunikorn-core be3bb48,
+#    pkg/scheduler/placement): each test names the YuniKorn test it mirrors.
+
+def test_a_parent_rule_giving_root_places_below_root_root() -> None:
+    """``user_rule_test.go`` TestUserRuleParent / ``fixed_rule_test.go``: a parent rule that
+    gives ``root`` is qualified again, so the user's queue is ``root.root.<user>``."""
+    api, shim, rec, _clock = make(rules(
+        "      - name: user\n        create: true\n"
+        "        parent: {name: fixed, value: root}\n"))
+    submit(api, "app-1", user="testchild")
+    assert shim.accepted_apps == ["app-1"]
+    assert app_queue(api, "app-1") == "root.root.testchild"
+    assert check_all(CheckContext(api, recorder=rec)) == []
+
+
+def test_a_user_named_root_gets_root_root() -> None:
+    """``user_rule.go`` placeApplication: the user's name is one queue below root."""
+    api, _shim, _rec, _clock = make(rules("      - name: user\n        create: true\n"))
+    submit(api, "app-1", user="root")
+    assert app_queue(api, "app-1") == "root.root"
+
+
+def test_a_deny_filter_without_lists_denies_everyone() -> None:
+    """``filter_test.go`` TestAllowNoLists: an empty filter gives its type to everyone."""
+    api, _shim, _rec, _clock = make(rules(
+        "      - name: fixed\n        value: root.tenants.x\n        create: true\n"
+        "        filter: {type: deny}\n"
+        "      - name: fixed\n        value: root.fixedq\n"))
+    submit(api, "app-1", user="alice")
+    assert app_queue(api, "app-1") == "root.fixedq"
+
+
+def test_a_lone_expression_filter_matches_anywhere_in_the_name() -> None:
+    """``filter_test.go`` TestFilterUser / TestComplexExpression: one entry with expression
+    characters is an expression matched with Go's MatchString (anywhere in the name);
+    entries of a longer list are names."""
+    api, _shim, _rec, _clock = make(rules(
+        "      - name: fixed\n        value: root.fixedq\n"
+        "        filter: {type: allow, users: ['li']}\n"
+        "      - name: user\n        create: true\n"
+        "        parent: {name: fixed, value: root.tenants}\n"))
+    submit(api, "app-1", user="alice")          # 'li' has no expression character: a name
+    assert app_queue(api, "app-1") == "root.tenants.alice"
+    api2, _s, _r, _c = make(rules(
+        "      - name: fixed\n        value: root.fixedq\n"
+        "        filter: {type: allow, users: ['l(i)']}\n"
+        "      - name: user\n        create: true\n"
+        "        parent: {name: fixed, value: root.tenants}\n"))
+    submit(api2, "app-1", user="alice")         # an expression found inside 'alice'
+    assert app_queue(api2, "app-1") == "root.fixedq"
+    api3, _s, _r, _c = make(rules(
+        "      - name: fixed\n        value: root.fixedq\n"
+        "        filter: {type: allow, users: ['^a.*', 'bob']}\n"
+        "      - name: user\n        create: true\n"
+        "        parent: {name: fixed, value: root.tenants}\n"))
+    submit(api3, "app-1", user="alice")         # in a list of two, '^a.*' is only a name
+    assert app_queue(api3, "app-1") == "root.tenants.alice"
+
+
+def test_a_tag_value_that_is_a_path_is_the_queue() -> None:
+    """``tag_rule_test.go`` TestTagRulePlace: a value starting ``root.`` is a full path."""
+    api, _shim, _rec, _clock = make(rules(
+        "      - name: tag\n        value: namespace\n        create: true\n"))
+    submit(api, "app-1", tags={"namespace": "root.tenants.team"})
+    assert app_queue(api, "app-1") == "root.tenants.team"
+    submit(api, "app-2", tags={"namespace": "team.b"})
+    assert app_queue(api, "app-2") == "root.team_dot_b"
+
+
+def test_a_provided_name_that_is_not_a_path_is_one_name() -> None:
+    """``provided_rule_test.go`` TestProvidedRulePlace: a name without ``root.`` is one
+    queue name below root, its dots replaced."""
+    api, _shim, _rec, _clock = make(rules("      - name: provided\n        create: true\n"))
+    submit(api, "app-1", queue="tenants.x")
+    assert app_queue(api, "app-1") == "root.tenants_dot_x"
+    submit(api, "app-2", queue="root.tenants.x")
+    assert app_queue(api, "app-2") == "root.tenants.x"
+
+
+def test_root_default_stands_in_only_when_the_last_rule_gives_nothing() -> None:
+    """``placement.go`` PlaceApplication: ``root.default`` replaces an empty result of the
+    last rule; a last rule whose queue the user may not use rejects the application."""
+    config = ("partitions:\n  - name: default\n    placementrules:\n"
+              "      - name: fixed\n        value: root.closed\n"
+              "    queues:\n      - name: root\n        queues:\n"
+              "          - name: default\n            submitacl: '*'\n"
+              "          - name: closed\n            submitacl: bob\n")
+    api, shim, _rec, _clock = make(config)
+    submit(api, "app-1", user="alice")
+    assert [r.application_id for r in shim.rejected_apps] == ["app-1"]
+    submit(api, "app-2", user="bob")
+    assert app_queue(api, "app-2") == "root.closed"

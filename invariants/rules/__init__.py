@@ -190,7 +190,12 @@ class Gen:
     pod sharing no type with what the ask lacks): a stream of its own, so the others'
     draws stay as they were."""
 
+    placing: random.Random = field(init=False)
+    """Submissions in the forms YuniKorn places its own way (a tag value that is a queue
+    path, a user named ``root``): a stream of its own, so the others' draws stay."""
+
     def __post_init__(self) -> None:
+        self.placing = random.Random(f"placing-{self.scenario.seed}")
         self.side = random.Random(f"side-{self.scenario.seed}")
         self.ending = random.Random(f"ending-{self.scenario.seed}")
         self.reshape = random.Random(f"reshape-{self.scenario.seed}")

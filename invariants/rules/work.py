@@ -31,10 +31,19 @@ def _submission(g: Gen, app_id: str, **gang: Any) -> si.AddApplicationRequest:
     partitions = g.partitions()
     partition = "default" if "default" in partitions and g.rng.random() < 0.8 \
         else g.pick(partitions)
+    queue_name = g.pick(list(g.scenario.shape.queue_names))
+    namespace = g.pick(list(NAMESPACES))
+    roll = g.placing.random()
+    if roll < 0.08:
+        # A namespace that is a queue path: YuniKorn's tag rule takes it as one.
+        paths = [q for q in g.scenario.shape.queue_names if q.startswith("root.")]
+        namespace = g.placing.choice(paths) if paths else namespace
+    elif roll < 0.12:
+        user, groups = "root", ()          # the user rule's queue is root.root
     return si.AddApplicationRequest(
-        application_id=app_id, queue_name=g.pick(list(g.scenario.shape.queue_names)),
+        application_id=app_id, queue_name=queue_name,
         partition_name=partition, ugi=si.UserGroupInformation(user=user, groups=list(groups)),
-        tags={"namespace": g.pick(list(NAMESPACES))}, **gang)
+        tags={"namespace": namespace}, **gang)
 
 
 def _add(g: Gen, *requests: si.AddApplicationRequest, **extra: Any) -> Step:

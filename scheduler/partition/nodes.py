@@ -163,6 +163,9 @@ def resize_allocation(p: PartitionState, uuid: str, resource: dict[str, int]) ->
     alloc = p.allocations.get(uuid)
     if alloc is None or alloc.state != "Allocated" or alloc.release_type:
         return f"allocation {uuid} is being released and can not change"
+    if alloc.placeholder:
+        return (f"placeholder {uuid} keeps its task group's size: the gang's placeholders stay "
+                "within its placeholderAsk (001 'Total placeholder size')")
     if not res.any_positive(resource):
         return "the new size requests no resources"
     token = alloc.timer_token

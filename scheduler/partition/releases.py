@@ -95,6 +95,9 @@ def roll_back(p: PartitionState, app_id: str, key: str, message: str) -> str:
         return (f"allocation {key} of application {app_id} is not allocated to a live "
                 "application: nothing to roll back")
     alloc = allocs[-1]
+    if alloc.placeholder:
+        return (f"placeholder {alloc.uuid} is not rolled back: a placeholder has no volumes "
+                "whose binding can fail, and its gang's real asks may hold its node")
     ledger.remove_allocation(p, alloc, "stop", message or "the RM could not bind it")
     again = Ask(app, key, ask.resource, ask.max_allocations, ask.priority, p.core.next_seq(),
                 p.core.clock.now(), ask.execution_timeout_ms, dict(ask.tags), ask.task_group,
