@@ -102,6 +102,7 @@ def test_port_in_use_is_a_usage_error(served: tuple[subprocess.Popen[str], int])
     (["--token-file", "/nonexistent/token"], "can not read --token-file"),
     (["--port", "70000"], "is not a port"),
     (["--rm-pause-timeout", "-1"], "--rm-pause-timeout >= 0"),
+    (["--predicate-timeout", "0"], "--predicate-timeout > 0"),
 ])
 def test_bad_flags_exit_2(args: list[str], message: str) -> None:
     result = subprocess.run([*SERVE, *args], capture_output=True, text=True, timeout=30)

@@ -1,6 +1,7 @@
 """A shim in another language: the Node.js client (clients/node) against ``yunikorn-fsm serve``.
 
-It loads the same ``si.proto`` with ``@grpc/proto-loader``; ``.ci/run``
+It loads the same ``si.proto`` (or, with ``--dialect today``, ``si_today.proto``)
+with ``@grpc/proto-loader``; ``.ci/run``
 installs its packages with ``npm ci`` from the committed lockfile. Skipped
 only when ``node`` is not installed.
 """
@@ -63,6 +64,30 @@ def test_node_client_allocates_releases_and_replaces_placeholders(tmp_path: Path
         _out, err = server.communicate(timeout=20)
     assert server.returncode == 0, err
     assert "resource manager node-rm registered" in err
+
+
+def test_node_client_speaks_todays_dialect() -> None:
+    """Today's SI from si_today.proto: pods by key, placed or bound, released by key, and
+    the application removed (its last pod released, STOPPED_BY_RM); then the seed's
+    scenario against the same server, as a second RM registration."""
+    node_modules()
+    server, target = serve()
+    try:
+        seen = {}
+        for dialect in ("today", "seed"):
+            run = subprocess.run([str(NODE), str(CLIENT / "scenario.js"), "--target", target,
+                                  "--dialect", dialect],
+                                 capture_output=True, text=True, timeout=60)
+            assert run.returncode == 0, run.stderr
+            seen[dialect] = json.loads(run.stdout.strip().splitlines()[-1])
+        assert seen["today"] == {
+            "ok": True, "dialect": "today", "allocations": 2, "released": 2, "held": [],
+            "removed": "application removed by the RM", "placed": ["bound", "pod-1"]}
+        assert seen["seed"]["ok"] is True and seen["seed"]["real"] == "real"
+    finally:
+        server.send_signal(signal.SIGTERM)
+        _out, err = server.communicate(timeout=20)
+    assert server.returncode == 0, err
 
 
 GUIDE = Path(__file__).resolve().parent.parent / "docs" / "shim-guide.md"

@@ -10,7 +10,11 @@ process by swapping one object. The differences are the wire's:
   order *between* streams is not defined (gRPC streams are independent);
 - events and container scheduling states come only with ``events=True`` (the
   extension service's subscription);
-- ``predicates`` is never called: over RPC every node passes;
+- ``predicates`` and ``preemption_predicates``, when the callback has them,
+  are offered at registration and answered on the extension service's
+  ``Predicates`` stream, serialized with the other callbacks; the server waits
+  for each answer at most its predicate timeout, then counts the node as not
+  fitting;
 - a request for an RM whose streams are closed raises :class:`Disconnected`.
 """
 
@@ -34,6 +38,7 @@ from . import wire
 from ._generated import si_pb2, si_today_pb2
 from ._generated import yunikorn_fsm_ext_pb2 as ext_pb2
 from .convert import from_proto, to_proto
+from .predicates import OFFERS
 
 __all__ = ["Client", "Disconnected"]
 
@@ -167,9 +172,11 @@ class Client:
         old = self._links.get(request.rm_id)
         if old is not None:
             old.ended_by_us = True        # the server ends the old streams on success
+        offers = [name for name in OFFERS if callable(getattr(callback, name, None))]
+        metadata = ((wire.PREDICATES_KEY, ",".join(offers)),) if offers else ()
         try:
             self._unary(wire.SCHEDULER_SERVICE, "RegisterResourceManager", to_proto(request),
-                        si_pb2.RegisterResourceManagerResponse)
+                        si_pb2.RegisterResourceManagerResponse, metadata)
         except BaseException:
             if old is not None:
                 old.ended_by_us = False   # refused: the old streams carry on
@@ -192,6 +199,15 @@ class Client:
                 response_deserializer=ext_pb2.ShimUpdate.FromString,
             )(ext_pb2.SubscribeRequest(rmID=request.rm_id), metadata=self._metadata)
             self._consume(link, "events", call, _deliver_updates(callback, self.dialect))
+        if offers:
+            answers: queue.SimpleQueue[Message | None] = queue.SimpleQueue()
+            link.outgoing["predicates"] = answers
+            answers.put(ext_pb2.PredicateAnswer(rmID=request.rm_id))   # names the RM
+            call = self._channel.stream_stream(
+                wire.method(wire.EXT_SERVICE, "Predicates"), request_serializer=_serialize,
+                response_deserializer=ext_pb2.PredicateQuestion.FromString,
+            )(self._requests(answers), metadata=self._metadata)
+            self._consume(link, "predicates", call, _answer(callback, answers))
         for call in link.calls:
             call.initial_metadata()       # the server attached the stream (or ended it)
             if not call.is_active():
@@ -257,15 +273,16 @@ class Client:
             raise Disconnected(f"resource manager {rm_id} is not registered by this client")
         return link
 
-    def _unary(self, service: str, method: str, request: Message, response_cls: Any) -> Any:
+    def _unary(self, service: str, method: str, request: Message, response_cls: Any,
+               metadata: tuple[tuple[str, str], ...] = ()) -> Any:
         call = self._channel.unary_unary(wire.method(service, method),
                                          request_serializer=_serialize,
                                          response_deserializer=response_cls.FromString)
         try:
-            return call(request, metadata=self._metadata, timeout=self._timeout)
+            return call(request, metadata=self._metadata + metadata, timeout=self._timeout)
         except grpc.RpcError as error:
-            metadata: Any = error.trailing_metadata() or ()
-            trailing = dict(metadata)
+            received: Any = error.trailing_metadata() or ()
+            trailing = dict(received)
             if wire.CONFIG_REASON_KEY in trailing:
                 raise ConfigError(str(trailing[wire.CONFIG_REASON_KEY]),
                                   str(trailing.get(wire.CONFIG_PATH_KEY, ""))) from None
@@ -321,6 +338,33 @@ def _deliver_as(model: type[pydantic.BaseModel],
                 method: Callable[[Any], None]) -> Callable[[Message], None]:
     def deliver(message: Message) -> None:
         method(from_proto(message, model))
+    return deliver
+
+
+def _answer(callback: Any,
+            answers: queue.SimpleQueue[Message | None]) -> Callable[[Message], None]:
+    """The server's predicate questions, answered from ``callback`` onto ``answers``.
+
+    A predicate that raises answers ``error`` (the node does not fit; the core
+    reports the message, as for an in-process predicate that raises).
+    """
+    def deliver(message: Message) -> None:
+        question: Any = message
+        answer = ext_pb2.PredicateAnswer(id=question.id)
+        try:
+            if question.HasField("predicates"):
+                answer.fits = bool(callback.predicates(
+                    from_proto(question.predicates, si.PredicatesArgs)))
+            elif question.HasField("preemptionPredicates"):
+                result = callback.preemption_predicates(
+                    from_proto(question.preemptionPredicates, si.PreemptionPredicatesArgs))
+                answer.preemption.success = bool(getattr(result, "success", False))
+                answer.preemption.index = int(getattr(result, "index", 0))
+            else:
+                answer.error = "a question this client does not know"
+        except Exception as error:
+            answer.error = f"{type(error).__name__}: {error}"
+        answers.put(answer)
     return deliver
 
 

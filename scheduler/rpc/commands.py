@@ -45,6 +45,9 @@ def add_serve_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                         "and is disconnected (default 64)")
     p.add_argument("--max-streams", type=int, default=256,
                    help="concurrent calls, streams included (default 256)")
+    p.add_argument("--predicate-timeout", type=float, default=0.5, metavar="SECONDS",
+                   help="how long the scheduling cycle waits for one answer of an RM's "
+                        "predicates stream; unanswered, the node does not fit (default 0.5)")
     p.set_defaults(func=run_serve)
 
 
@@ -72,9 +75,10 @@ def run_serve(args: argparse.Namespace) -> int:
         return _fail("--tls-cert and --tls-key go together")
     if args.port < 0 or args.port > 65535:
         return _fail(f"--port {args.port} is not a port")
-    if args.stream_buffer_mb <= 0 or args.max_streams < 4 or args.rm_pause_timeout < 0:
+    if args.stream_buffer_mb <= 0 or args.max_streams < 4 or args.rm_pause_timeout < 0 \
+            or not args.predicate_timeout > 0:
         return _fail("--stream-buffer-mb must be > 0, --max-streams >= 4, "
-                     "--rm-pause-timeout >= 0")
+                     "--rm-pause-timeout >= 0, --predicate-timeout > 0")
     try:
         token = None
         if args.token_file is not None:
@@ -92,7 +96,7 @@ def run_serve(args: argparse.Namespace) -> int:
     options = ServerOptions(
         host=args.host, port=args.port, tls_cert=cert, tls_key=key, token=token,
         stream_buffer_bytes=int(args.stream_buffer_mb * 1024 * 1024),
-        max_streams=args.max_streams)
+        max_streams=args.max_streams, predicate_timeout=args.predicate_timeout)
     server = Server(Scheduler(rm_pause_timeout=args.rm_pause_timeout or None), options)
     try:
         port = server.start()

@@ -37,8 +37,10 @@ log = logging.getLogger("yunikorn_fsm.rpc")
 class Registry:
     """The sessions of the RMs registered through one server, and the core they talk to."""
 
-    def __init__(self, api: Scheduler, stream_buffer_bytes: int, stalled_grace: float) -> None:
+    def __init__(self, api: Scheduler, stream_buffer_bytes: int, stalled_grace: float,
+                 predicate_timeout: float = 0.5) -> None:
         self.api = api
+        self.predicate_timeout = predicate_timeout
         self.lock = threading.Lock()
         self.sessions: dict[str, Session] = {}
         self.stopping = False
@@ -71,12 +73,16 @@ class Registry:
         return session
 
     # ------------------------------------------------------------ registrations
-    def register(self, request: si.RegisterResourceManagerRequest) -> None:
+    def register(self, request: si.RegisterResourceManagerRequest,
+                 offers: frozenset[str] = frozenset()) -> None:
         """Register with the core under a new session; end the old session's streams.
 
-        The core's ``ConfigError`` passes through, with nothing changed.
+        ``offers`` names the predicates the RM answers on its ``Predicates``
+        stream (``scheduler.rpc.predicates.OFFERS``). The core's
+        ``ConfigError`` passes through, with nothing changed.
         """
-        session = Session(request.rm_id, self._limit, self._stalled_grace, self._overflow)
+        session = Session(request.rm_id, self._limit, self._stalled_grace, self._overflow,
+                          offers, self.predicate_timeout)
         with self.lock:
             if self.stopping:
                 raise Abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")

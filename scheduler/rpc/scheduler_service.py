@@ -25,12 +25,14 @@ from scheduler import ConfigError, si
 from . import dialects, wire
 from ._generated import si_pb2
 from .dialects import REQUESTS, Dialect
+from .predicates import OFFERS
 from .registry import Registry
 from .session import Session
 from .status import (
     Abort,
     Service,
     decode,
+    first_request,
     guard,
     guard_stream,
     refused,
@@ -69,8 +71,9 @@ class SchedulerService(Service):
     def register(self, raw: bytes, context: grpc.ServicerContext) -> bytes:
         request = decode(raw, si_pb2.RegisterResourceManagerRequest,
                          si.RegisterResourceManagerRequest)
+        offers = _offers(context)
         try:
-            self.registry.register(request)
+            self.registry.register(request, offers)
         except ConfigError as error:
             raise refused(error, context) from None
         return si_pb2.RegisterResourceManagerResponse().SerializeToString()
@@ -78,12 +81,9 @@ class SchedulerService(Service):
     @guard_stream
     def update(self, kind: str, requests: Iterator[bytes],
                context: grpc.ServicerContext) -> Iterator[bytes]:
-        try:
-            first = next(requests, None)
-        except grpc.RpcError:
-            return                               # the client left before naming its RM
+        first = first_request(requests)
         if first is None:
-            return
+            return                               # the client left before naming its RM
         session = self.registry.running(rm_id_of(first, REQUESTS[kind][Dialect.SEED][0]))
         request = self._read(kind, session, first)
         stream = session.attach(kind, context)
@@ -142,3 +142,17 @@ class SchedulerService(Service):
                 grpc.StatusCode.UNAVAILABLE,
                 f"a stream of resource manager {session.rm_id} was dropped: it is paused; "
                 "register again to resync"))
+
+
+def _offers(context: grpc.ServicerContext) -> frozenset[str]:
+    """The predicates the registration's metadata offers (``wire.PREDICATES_KEY``)."""
+    offered: set[str] = set()
+    for key, value in context.invocation_metadata():
+        if key == wire.PREDICATES_KEY:
+            offered.update(v.strip() for v in str(value).split(",") if v.strip())
+    unknown = sorted(offered.difference(OFFERS))
+    if unknown:
+        raise Abort(grpc.StatusCode.INVALID_ARGUMENT,
+                    f"{wire.PREDICATES_KEY}: {', '.join(unknown)} is not one of "
+                    f"{', '.join(OFFERS)}")
+    return frozenset(offered)

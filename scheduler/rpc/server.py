@@ -45,6 +45,8 @@ class ServerOptions:
     """Concurrent calls (streams included) before new ones get RESOURCE_EXHAUSTED."""
     stalled_grace: float = 5.0
     """Seconds a stream ended for not reading may take to read its status before it is reset."""
+    predicate_timeout: float = 0.5
+    """Seconds the core's cycle waits for one answer of an RM's predicates (then: no fit)."""
     schedule_interval: float = 0.05
     """The background scheduling loop's idle wait (it wakes at once on new requests)."""
 
@@ -63,7 +65,7 @@ class Server:
         self.options = options if options is not None else ServerOptions()
         self._background = background
         self._registry = Registry(self.api, self.options.stream_buffer_bytes,
-                                  self.options.stalled_grace)
+                                  self.options.stalled_grace, self.options.predicate_timeout)
         self._grpc: grpc.Server | None = None
         self.port: int | None = None
 

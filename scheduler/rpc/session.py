@@ -7,6 +7,12 @@ application, node): it never blocks the core. A full outbox means the client
 stopped reading; the session then calls its ``on_overflow`` (the registry
 pauses the RM). Events and container scheduling states go to the extension
 service's subscribers, if any; nothing is kept for an RM without one.
+
+An RM that offered ``predicates`` or ``preemption_predicates`` at
+registration gets a callback with those methods; each asks the RM's open
+``Predicates`` stream (``scheduler.rpc.predicates``), and while none is open
+answers as a callback without them: every node passes, the core's choice of
+victims is accepted.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from ._generated import si_pb2
 from ._generated import yunikorn_fsm_ext_pb2 as ext_pb2
 from .convert import to_proto
 from .dialects import Dialect
+from .predicates import Asker, PredicateError, Silent
 from .streams import End, Outbox, Stream
 
 KINDS: Final = ("allocation", "application", "node")
@@ -39,7 +46,8 @@ RUNNING, PAUSED, CLOSED = "running", "paused", "closed"
 class Callback:
     """The RM's callback inside the server: converts, serializes and queues; never blocks.
 
-    It has no ``predicates``: over RPC every node passes (``docs/design-notes.md``).
+    It has no ``predicates``: the callback of an RM that offered them is one
+    of the subclasses below, chosen by what it offered (``Session``).
     """
 
     __slots__ = ("_session",)
@@ -80,6 +88,33 @@ class Callback:
             session.publish([ext_pb2.ShimUpdate(schedulingState=state)])
 
 
+class _Predicates(Callback):
+    __slots__ = ()
+
+    def predicates(self, args: si.PredicatesArgs) -> bool:
+        return self._session.predicates(args)
+
+
+class _PreemptionPredicates(Callback):
+    __slots__ = ()
+
+    def preemption_predicates(
+        self, args: si.PreemptionPredicatesArgs,
+    ) -> si.PreemptionPredicatesResponse:
+        return self._session.preemption_predicates(args)
+
+
+class _BothPredicates(_Predicates, _PreemptionPredicates):
+    __slots__ = ()
+
+
+_CALLBACKS: Final[dict[frozenset[str], type[Callback]]] = {
+    frozenset(): Callback,
+    frozenset({"predicates"}): _Predicates,
+    frozenset({"preemption_predicates"}): _PreemptionPredicates,
+    frozenset({"predicates", "preemption_predicates"}): _BothPredicates,
+}
+
 _T = TypeVar("_T", bound=Message)
 
 
@@ -106,8 +141,14 @@ class Session:
     """
 
     def __init__(self, rm_id: str, limit: int, stalled_grace: float,
-                 on_overflow: Callable[[Session, End], None]) -> None:
+                 on_overflow: Callable[[Session, End], None],
+                 offers: frozenset[str] = frozenset(), predicate_timeout: float = 0.5) -> None:
         self.rm_id = rm_id
+        self.offers = offers
+        """What the RM offered at registration: ``predicates``, ``preemption_predicates``."""
+        self.predicate_timeout = predicate_timeout
+        self.asker: Asker | None = None
+        """The RM's open ``Predicates`` stream, if any."""
         self.limit = limit
         self.stalled_grace = stalled_grace
         self.on_overflow = on_overflow
@@ -116,7 +157,7 @@ class Session:
         self.streams: dict[str, Stream] = {}
         self.subscribers: list[Stream] = []
         self.lock = threading.Lock()
-        self.callback = Callback(self)
+        self.callback = _CALLBACKS[offers](self)
         self.dialect: Dialect | None = None
         """The SI the RM speaks, once a request showed it (``scheduler.rpc.dialects``).
 
@@ -151,6 +192,71 @@ class Session:
                                f"{self.limit} bytes waiting); subscribe again"))
                 self.unsubscribe(sub)
                 sub.reset_later(self.stalled_grace)
+
+    # -- called by the core inside its cycle, through the callback -------------------
+    def predicates(self, args: si.PredicatesArgs) -> bool:
+        """The RM's answer on its stream; True (every node passes) without one."""
+        asker = self.asker
+        if asker is None:
+            return True
+        try:
+            answer = asker.ask(ext_pb2.PredicateQuestion(predicates=si_pb2.PredicatesArgs(
+                allocationKey=args.allocation_key, nodeID=args.node_id,
+                allocate=args.allocate)))
+        except Silent:
+            return False
+        if answer is None:
+            return True
+        kind = answer.WhichOneof("answer")
+        if kind == "fits":
+            return answer.fits
+        raise _refusal(answer, kind, "fits")
+
+    def preemption_predicates(
+        self, args: si.PreemptionPredicatesArgs,
+    ) -> si.PreemptionPredicatesResponse:
+        """The RM's answer on its stream; the core's choice (``start_index``) without one."""
+        asker = self.asker
+        accept = si.PreemptionPredicatesResponse(success=True, index=args.start_index)
+        if asker is None:
+            return accept
+        try:
+            answer = asker.ask(ext_pb2.PredicateQuestion(
+                preemptionPredicates=si_pb2.PreemptionPredicatesArgs(
+                    allocationKey=args.allocation_key, nodeID=args.node_id,
+                    preemptAllocationKeys=args.preempt_allocation_keys,
+                    startIndex=args.start_index)))
+        except Silent:
+            return si.PreemptionPredicatesResponse(success=False, index=0)
+        if answer is None:
+            return accept
+        kind = answer.WhichOneof("answer")
+        if kind == "preemption":
+            return si.PreemptionPredicatesResponse.model_construct(
+                success=answer.preemption.success, index=answer.preemption.index)
+        raise _refusal(answer, kind, "preemption")
+
+    def attach_predicates(self, context: grpc.ServicerContext) -> Asker | None:
+        """The RM's new ``Predicates`` stream, or None when one is open already."""
+        with self.lock:
+            if self.asker is not None:
+                return None
+            asker = self.asker = Asker(self.rm_id, Stream(Outbox(self.limit), context),
+                                       self.predicate_timeout)
+        if self.state != RUNNING:          # closed meanwhile: end it as the others were
+            asker.stream.outbox.close(End(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"resource manager {self.rm_id} is {self.state}; register again to resync"))
+            self.detach_predicates(asker)
+        return asker
+
+    def detach_predicates(self, asker: Asker) -> None:
+        """The stream is gone: a question waiting on it, and every later one, gets the
+        answer of an RM without predicates."""
+        with self.lock:
+            if self.asker is asker:
+                self.asker = None
+        asker.close()
 
     # -- streams ---------------------------------------------------------------------
     def attach(self, kind: str, context: grpc.ServicerContext) -> Stream | None:
@@ -187,3 +293,15 @@ class Session:
             outbox.close(end)
         for sub in self.subscribers:
             sub.outbox.close(end)
+        asker = self.asker
+        if asker is not None:
+            asker.stream.outbox.close(end)
+            self.detach_predicates(asker)
+
+
+def _refusal(answer: ext_pb2.PredicateAnswer, kind: str | None, wanted: str) -> PredicateError:
+    """Why an answer that is not ``wanted`` says no: the RM's error, or the wrong answer."""
+    if kind == "error":
+        return PredicateError(answer.error)
+    return PredicateError(f"the resource manager answered {kind or 'nothing'} "
+                          f"where {wanted} was asked")

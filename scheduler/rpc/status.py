@@ -84,6 +84,14 @@ def rm_id_of(raw: bytes, wire_cls: type[Message]) -> str:
     return rm_id
 
 
+def first_request(requests: Iterator[bytes]) -> bytes | None:
+    """A stream's first request (the one that names its RM); None when the client left first."""
+    try:
+        return next(requests, None)
+    except grpc.RpcError:
+        return None
+
+
 def _malformed(wire_cls: type[Message], error: DecodeError) -> Abort:
     return Abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed {wire_cls.DESCRIPTOR.name}: {error}")
 

@@ -31,6 +31,11 @@ CONFIG_REASON_KEY: Final = "yunikorn-fsm-config-reason"
 """Trailing metadata of a refused configuration: ``ConfigError.path`` and ``.reason``."""
 
 
+PREDICATES_KEY: Final = "yunikorn-fsm-predicates"
+"""Metadata of ``RegisterResourceManager``: the predicates the RM answers on its
+``Predicates`` stream, comma-separated (``predicates``, ``preemption_predicates``)."""
+
+
 def split(message: Message, limit: int = MAX_MESSAGE_BYTES) -> list[Message]:
     """``message`` as one or more messages of at most about ``limit`` bytes each.
 

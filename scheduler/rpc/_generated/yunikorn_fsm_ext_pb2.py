@@ -25,29 +25,33 @@ _sym_db = _symbol_database.Default()
 from . import si_pb2 as si__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16yunikorn_fsm_ext.proto\x12\x12yunikornfsm.ext.v1\x1a\x08si.proto\" \n\x10SubscribeRequest\x12\x0c\n\x04rmID\x18\x01 \x01(\t\"\x91\x01\n\nShimUpdate\x12\x30\n\x06\x65vents\x18\x01 \x01(\x0b\x32\x1e.yunikornfsm.ext.v1.EventBatchH\x00\x12G\n\x0fschedulingState\x18\x02 \x01(\x0b\x32,.si.v1.UpdateContainerSchedulingStateRequestH\x00\x42\x08\n\x06update\"0\n\nEventBatch\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.si.v1.EventRecord\"\x1d\n\x1bUpdateConfigurationResponse\"0\n UnregisterResourceManagerRequest\x12\x0c\n\x04rmID\x18\x01 \x01(\t\"#\n!UnregisterResourceManagerResponse\"\x12\n\x10StateDumpRequest\"!\n\x11StateDumpResponse\x12\x0c\n\x04json\x18\x01 \x01(\t2\xc2\x03\n\x13SchedulerExtensions\x12U\n\tSubscribe\x12$.yunikornfsm.ext.v1.SubscribeRequest\x1a\x1e.yunikornfsm.ext.v1.ShimUpdate\"\x00\x30\x01\x12k\n\x13UpdateConfiguration\x12!.si.v1.UpdateConfigurationRequest\x1a/.yunikornfsm.ext.v1.UpdateConfigurationResponse\"\x00\x12\x8a\x01\n\x19UnregisterResourceManager\x12\x34.yunikornfsm.ext.v1.UnregisterResourceManagerRequest\x1a\x35.yunikornfsm.ext.v1.UnregisterResourceManagerResponse\"\x00\x12Z\n\tStateDump\x12$.yunikornfsm.ext.v1.StateDumpRequest\x1a%.yunikornfsm.ext.v1.StateDumpResponse\"\x00\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16yunikorn_fsm_ext.proto\x12\x12yunikornfsm.ext.v1\x1a\x08si.proto\"\x99\x01\n\x11PredicateQuestion\x12\n\n\x02id\x18\x01 \x01(\x04\x12+\n\npredicates\x18\x02 \x01(\x0b\x32\x15.si.v1.PredicatesArgsH\x00\x12?\n\x14preemptionPredicates\x18\x03 \x01(\x0b\x32\x1f.si.v1.PreemptionPredicatesArgsH\x00\x42\n\n\x08question\"\x91\x01\n\x0fPredicateAnswer\x12\x0c\n\x04rmID\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\x04\x12\x0e\n\x04\x66its\x18\x03 \x01(\x08H\x00\x12\x39\n\npreemption\x18\x04 \x01(\x0b\x32#.si.v1.PreemptionPredicatesResponseH\x00\x12\x0f\n\x05\x65rror\x18\x05 \x01(\tH\x00\x42\x08\n\x06\x61nswer\" \n\x10SubscribeRequest\x12\x0c\n\x04rmID\x18\x01 \x01(\t\"\x91\x01\n\nShimUpdate\x12\x30\n\x06\x65vents\x18\x01 \x01(\x0b\x32\x1e.yunikornfsm.ext.v1.EventBatchH\x00\x12G\n\x0fschedulingState\x18\x02 \x01(\x0b\x32,.si.v1.UpdateContainerSchedulingStateRequestH\x00\x42\x08\n\x06update\"0\n\nEventBatch\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.si.v1.EventRecord\"\x1d\n\x1bUpdateConfigurationResponse\"0\n UnregisterResourceManagerRequest\x12\x0c\n\x04rmID\x18\x01 \x01(\t\"#\n!UnregisterResourceManagerResponse\"\x12\n\x10StateDumpRequest\"!\n\x11StateDumpResponse\x12\x0c\n\x04json\x18\x01 \x01(\t2\xa2\x04\n\x13SchedulerExtensions\x12U\n\tSubscribe\x12$.yunikornfsm.ext.v1.SubscribeRequest\x1a\x1e.yunikornfsm.ext.v1.ShimUpdate\"\x00\x30\x01\x12k\n\x13UpdateConfiguration\x12!.si.v1.UpdateConfigurationRequest\x1a/.yunikornfsm.ext.v1.UpdateConfigurationResponse\"\x00\x12\x8a\x01\n\x19UnregisterResourceManager\x12\x34.yunikornfsm.ext.v1.UnregisterResourceManagerRequest\x1a\x35.yunikornfsm.ext.v1.UnregisterResourceManagerResponse\"\x00\x12Z\n\tStateDump\x12$.yunikornfsm.ext.v1.StateDumpRequest\x1a%.yunikornfsm.ext.v1.StateDumpResponse\"\x00\x12^\n\nPredicates\x12#.yunikornfsm.ext.v1.PredicateAnswer\x1a%.yunikornfsm.ext.v1.PredicateQuestion\"\x00(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'yunikorn_fsm_ext_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SUBSCRIBEREQUEST']._serialized_start=56
-  _globals['_SUBSCRIBEREQUEST']._serialized_end=88
-  _globals['_SHIMUPDATE']._serialized_start=91
-  _globals['_SHIMUPDATE']._serialized_end=236
-  _globals['_EVENTBATCH']._serialized_start=238
-  _globals['_EVENTBATCH']._serialized_end=286
-  _globals['_UPDATECONFIGURATIONRESPONSE']._serialized_start=288
-  _globals['_UPDATECONFIGURATIONRESPONSE']._serialized_end=317
-  _globals['_UNREGISTERRESOURCEMANAGERREQUEST']._serialized_start=319
-  _globals['_UNREGISTERRESOURCEMANAGERREQUEST']._serialized_end=367
-  _globals['_UNREGISTERRESOURCEMANAGERRESPONSE']._serialized_start=369
-  _globals['_UNREGISTERRESOURCEMANAGERRESPONSE']._serialized_end=404
-  _globals['_STATEDUMPREQUEST']._serialized_start=406
-  _globals['_STATEDUMPREQUEST']._serialized_end=424
-  _globals['_STATEDUMPRESPONSE']._serialized_start=426
-  _globals['_STATEDUMPRESPONSE']._serialized_end=459
-  _globals['_SCHEDULEREXTENSIONS']._serialized_start=462
-  _globals['_SCHEDULEREXTENSIONS']._serialized_end=912
+  _globals['_PREDICATEQUESTION']._serialized_start=57
+  _globals['_PREDICATEQUESTION']._serialized_end=210
+  _globals['_PREDICATEANSWER']._serialized_start=213
+  _globals['_PREDICATEANSWER']._serialized_end=358
+  _globals['_SUBSCRIBEREQUEST']._serialized_start=360
+  _globals['_SUBSCRIBEREQUEST']._serialized_end=392
+  _globals['_SHIMUPDATE']._serialized_start=395
+  _globals['_SHIMUPDATE']._serialized_end=540
+  _globals['_EVENTBATCH']._serialized_start=542
+  _globals['_EVENTBATCH']._serialized_end=590
+  _globals['_UPDATECONFIGURATIONRESPONSE']._serialized_start=592
+  _globals['_UPDATECONFIGURATIONRESPONSE']._serialized_end=621
+  _globals['_UNREGISTERRESOURCEMANAGERREQUEST']._serialized_start=623
+  _globals['_UNREGISTERRESOURCEMANAGERREQUEST']._serialized_end=671
+  _globals['_UNREGISTERRESOURCEMANAGERRESPONSE']._serialized_start=673
+  _globals['_UNREGISTERRESOURCEMANAGERRESPONSE']._serialized_end=708
+  _globals['_STATEDUMPREQUEST']._serialized_start=710
+  _globals['_STATEDUMPREQUEST']._serialized_end=728
+  _globals['_STATEDUMPRESPONSE']._serialized_start=730
+  _globals['_STATEDUMPRESPONSE']._serialized_end=763
+  _globals['_SCHEDULEREXTENSIONS']._serialized_start=766
+  _globals['_SCHEDULEREXTENSIONS']._serialized_end=1312
 # @@protoc_insertion_point(module_scope)

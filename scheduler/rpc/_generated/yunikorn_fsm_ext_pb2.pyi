@@ -7,6 +7,30 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class PredicateQuestion(_message.Message):
+    __slots__ = ("id", "predicates", "preemptionPredicates")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    PREDICATES_FIELD_NUMBER: _ClassVar[int]
+    PREEMPTIONPREDICATES_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    predicates: _si_pb2.PredicatesArgs
+    preemptionPredicates: _si_pb2.PreemptionPredicatesArgs
+    def __init__(self, id: _Optional[int] = ..., predicates: _Optional[_Union[_si_pb2.PredicatesArgs, _Mapping]] = ..., preemptionPredicates: _Optional[_Union[_si_pb2.PreemptionPredicatesArgs, _Mapping]] = ...) -> None: ...
+
+class PredicateAnswer(_message.Message):
+    __slots__ = ("rmID", "id", "fits", "preemption", "error")
+    RMID_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    FITS_FIELD_NUMBER: _ClassVar[int]
+    PREEMPTION_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    rmID: str
+    id: int
+    fits: bool
+    preemption: _si_pb2.PreemptionPredicatesResponse
+    error: str
+    def __init__(self, rmID: _Optional[str] = ..., id: _Optional[int] = ..., fits: _Optional[bool] = ..., preemption: _Optional[_Union[_si_pb2.PreemptionPredicatesResponse, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
+
 class SubscribeRequest(_message.Message):
     __slots__ = ("rmID",)
     RMID_FIELD_NUMBER: _ClassVar[int]

@@ -55,6 +55,11 @@ class SchedulerExtensionsStub:
                 request_serializer=yunikorn__fsm__ext__pb2.StateDumpRequest.SerializeToString,
                 response_deserializer=yunikorn__fsm__ext__pb2.StateDumpResponse.FromString,
                 _registered_method=True)
+        self.Predicates = channel.stream_stream(
+                '/yunikornfsm.ext.v1.SchedulerExtensions/Predicates',
+                request_serializer=yunikorn__fsm__ext__pb2.PredicateAnswer.SerializeToString,
+                response_deserializer=yunikorn__fsm__ext__pb2.PredicateQuestion.FromString,
+                _registered_method=True)
 
 
 class SchedulerExtensionsServicer:
@@ -91,6 +96,21 @@ class SchedulerExtensionsServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Predicates(self, request_iterator, context):
+        """The RM's Predicates and PreemptionPredicates, asked by the core inside its
+        scheduling cycle: the server sends questions, the RM answers each by id.
+        The first message names the RM (rmID only). An RM offers them at
+        registration, with the metadata `yunikorn-fsm-predicates: predicates,
+        preemption_predicates` (either or both) on RegisterResourceManager; one
+        stream per registration. A question unanswered within the server's
+        predicate timeout counts as "the node does not fit"; while no stream is
+        open every node passes and the core's choice of victims is accepted.
+        docs/shim-guide.md, "Over gRPC".
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SchedulerExtensionsServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -113,6 +133,11 @@ def add_SchedulerExtensionsServicer_to_server(servicer, server):
                     servicer.StateDump,
                     request_deserializer=yunikorn__fsm__ext__pb2.StateDumpRequest.FromString,
                     response_serializer=yunikorn__fsm__ext__pb2.StateDumpResponse.SerializeToString,
+            ),
+            'Predicates': grpc.stream_stream_rpc_method_handler(
+                    servicer.Predicates,
+                    request_deserializer=yunikorn__fsm__ext__pb2.PredicateAnswer.FromString,
+                    response_serializer=yunikorn__fsm__ext__pb2.PredicateQuestion.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -223,6 +248,33 @@ class SchedulerExtensions:
             '/yunikornfsm.ext.v1.SchedulerExtensions/StateDump',
             yunikorn__fsm__ext__pb2.StateDumpRequest.SerializeToString,
             yunikorn__fsm__ext__pb2.StateDumpResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Predicates(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/yunikornfsm.ext.v1.SchedulerExtensions/Predicates',
+            yunikorn__fsm__ext__pb2.PredicateAnswer.SerializeToString,
+            yunikorn__fsm__ext__pb2.PredicateQuestion.FromString,
             options,
             channel_credentials,
             insecure,
