@@ -117,7 +117,7 @@ def _pods(ask: si.AllocationAsk) -> list[today.Allocation]:
 
 def _speak_allocation(step: Step, rv: RMView, rng: random.Random) -> list[Step]:
     req: si.AllocationRequest = step.request
-    pods = [pod for ask in req.asks for pod in _pods(ask)]
+    pods = [_unresized(rv, pod) for ask in req.asks for pod in _pods(ask)]
     rels: list[today.AllocationRelease] = []
     if req.releases is not None:
         for ar in req.releases.allocation_asks_to_release:
@@ -149,6 +149,16 @@ def _speak_allocation(step: Step, rv: RMView, rng: random.Random) -> list[Step]:
         rm_id=req.rm_id, allocations=pods,
         releases=today.AllocationReleasesRequest(allocations_to_release=rels)
         if rels else None))]
+
+
+def _unresized(rv: RMView, pod: today.Allocation) -> today.Allocation:
+    """A running placeholder is never resized: the core would take its gang past its
+    ``placeholderAsk`` (``gang.placeholders_within_ask``), a finding left open."""
+    held = _running(rv, pod.application_id, pod.allocation_key)
+    if held and held[0].placeholder:
+        return pod.model_copy(update={
+            "resource_per_alloc": si.resource_from_dict(held[0].resource)})
+    return pod
 
 
 def _speak_nodes(step: Step, rv: RMView, rng: random.Random) -> list[Step]:
