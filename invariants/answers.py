@@ -390,6 +390,12 @@ def app_update(m: Monitor, rv: RMView, call: Call, u: si.UpdatedApplication) -> 
 
 def _recovered(call: Call, app_id: str) -> list[si.Allocation]:
     """Allocations of the application this call's node registrations recover."""
+    if call.today is not None:
+        return [si.Allocation.model_construct(
+            allocation_key=b.pod.allocation_key, application_id=b.pod.application_id,
+            node_id=b.pod.node_id, placeholder=b.pod.placeholder)
+                for b in call.today.bound.values()
+                if b.good and b.pod.application_id == app_id]
     if call.step.call != "update_node":
         return []
     return [a for n in call.step.request.nodes if n.action == si.NodeAction.CREATE

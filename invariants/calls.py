@@ -11,13 +11,16 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from scheduler import Scheduler, si
 from scheduler.trace import Step
 
 from . import model
 from .shim import AllocView, RMView
+
+if TYPE_CHECKING:
+    from .bridge import Reading
 
 
 class Monitor(Protocol):
@@ -85,3 +88,5 @@ class Call:
     preemptions: list[tuple[str, str, str, frozenset[str]]] = field(default_factory=list)
     """Asks that preempted in this call: (application, ask, required node or "", the
     victims' nodes)."""
+    today: Reading | None = None
+    """For a request in today's SI: what it means beyond its seed reading (``step``)."""

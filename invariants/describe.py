@@ -31,6 +31,8 @@ def step(s: Step) -> str:
     if s.call == "update_configuration":
         return f"UpdateConfiguration {req.rm_id} ({len(req.config)} chars)"
     parts: list[str] = []
+    if type(req).__module__ == "scheduler.si.today":
+        return _today(s) or s.call
     if s.call == "update_application":
         parts += [f"AddApplication {a.application_id} queue={a.queue_name!r} "
                   f"user={a.ugi.user}{' groups=' + ','.join(a.ugi.groups) if a.ugi.groups else ''}"
@@ -65,6 +67,30 @@ def step(s: Step) -> str:
                       f"{r.application_id}/{r.allocation_key or '*'}"
                       for r in req.releases.allocation_asks_to_release]
     return "; ".join(parts) or s.call
+
+
+def _today(s: Step) -> str:
+    """A step of today's SI (``scheduler.si.today``): pods and releases by key."""
+    req = s.request
+    parts: list[str] = []
+    if s.call == "update_node":
+        parts += [f"NodeInfo {n.node_id} {n.action.name}"
+                  f"{' ' + _res(n.schedulable_resource) if n.schedulable_resource else ''}"
+                  for n in req.nodes]
+    else:
+        for a in req.allocations:
+            what = ("foreign pod" if "foreign" in a.allocation_tags
+                    else "bound pod" if a.node_id else "pod")
+            flags = f" taskGroup={a.task_group_name}" if a.task_group_name else ""
+            flags += " placeholder" if a.placeholder else ""
+            flags += f" on {a.node_id}" if a.node_id else ""
+            parts.append(f"Allocation ({what}) {a.application_id}/{a.allocation_key} "
+                         f"{_res(a.resource_per_alloc)}{flags}")
+        if req.releases is not None:
+            parts += [f"AllocationRelease {r.termination_type.name} "
+                      f"{r.application_id}/{r.allocation_key or '*'}"
+                      for r in req.releases.allocations_to_release]
+    return "[today] " + "; ".join(parts) if parts else ""
 
 
 def answers(kind: str, msg: Any) -> Iterator[str]:

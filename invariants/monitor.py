@@ -26,9 +26,10 @@ from typing import Any
 from scheduler import Scheduler, si
 from scheduler.clock import Clock
 from scheduler.errors import UnknownResourceManager
+from scheduler.si import today
 from scheduler.trace import Step
 
-from . import answers, configured, limits, preemption, requests, view
+from . import answers, bridge, configured, limits, preemption, requests, view
 from . import protocol as P
 from . import quantities as qty
 from .calls import Call
@@ -69,7 +70,8 @@ class _Callback:
         except Exception as exc:
             self._shim.errors.append(exc)
 
-    def update_allocation(self, response: si.AllocationResponse) -> None:
+    def update_allocation(self, response: si.AllocationResponse | today.AllocationResponse
+                          ) -> None:
         self._guard(self._shim.on_allocation, response)
 
     def update_application(self, response: si.ApplicationResponse) -> None:
@@ -83,6 +85,7 @@ class _Callback:
 
     def update_container_scheduling_state(
         self, request: si.UpdateContainerSchedulingStateRequest
+        | today.UpdateContainerSchedulingStateRequest
     ) -> None:
         self._guard(self._shim.on_scheduling_state, request)
 
@@ -104,6 +107,10 @@ class ModelShim:
         self.sym: dict[str, tuple[str, str, int]] = {}
         self._sym_count: Counter[tuple[str, str]] = Counter()
         self.observed: list[tuple[str, Any]] = []
+        self.today_did: set[str] = set()
+        self.read_as: Step | None = None
+        """The last step as the seed's SI says it (today's steps read by the bridge)."""
+        """Which of today's SI's paths the last step took (coverage)."""
 
     # ------------------------------------------------------------------ helpers
     def callback(self, rm_id: str) -> _Callback:
@@ -129,7 +136,16 @@ class ModelShim:
     def begin(self, step: Step) -> None:
         """Note what the shim expects from ``step`` before the core runs it."""
         rm_id = step.rm_id or getattr(step.request, "rm_id", "")
-        call = Call(step, rm_id, self.clock.now())
+        self.today_did = set()
+        reading = None
+        if bridge.is_today(step):
+            # Today's SI, read by the checker's own reading (invariants/bridge.py): the
+            # seed's request it means is judged below, what only today's SI has by the bridge.
+            # A paused or stopped RM's request is refused whole: nothing of it is applied.
+            known = self.rms.get(rm_id)
+            live = known if known is not None and not (known.paused or known.stopped) else None
+            step, reading = bridge.read(self, live, step, self.clock.now())
+        call = Call(step, rm_id, self.clock.now(), today=reading)
         self.call = call
         self.observed = []
         if step.call == "schedule":
@@ -141,7 +157,8 @@ class ModelShim:
         refused = rv is not None and (rv.paused or rv.stopped) and step.call in (
             "update_application", "update_node", "update_allocation")
         configures = step.call in ("register_resource_manager", "update_configuration")
-        if refused or configures or (rv is not None and self._ineffective(rv, step)):
+        if refused or configures or (rv is not None and not (reading and reading.effects)
+                                     and self._ineffective(rv, step)):
             call.dump_before = self._dump()
         if rv is None or refused:
             return
@@ -157,6 +174,7 @@ class ModelShim:
         call = self.call
         assert call is not None
         call.error = error
+        step = call.step
         rv = self.rms.get(call.rm_id)
         if isinstance(error, UnknownResourceManager) and rv is not None:
             self.report(P.NO_EXCEPTION, f"rm {call.rm_id}",
@@ -179,6 +197,10 @@ class ModelShim:
             requests.end_nodes(self, rv, call, step.request)
         elif rv is not None and step.call == "update_allocation":
             requests.end_allocation(self, rv, call, step.request)
+        if rv is not None and call.today is not None and not (rv.paused or rv.stopped):
+            bridge.end(self, rv, call)
+            self.today_did = call.today.did
+        self.read_as = step
         if step.call == "schedule":
             # A cycle decides (and fires timers) for every running RM, not a paused one.
             for each in [r for r in self.rms.values() if not r.stopped and not r.paused]:
@@ -261,15 +283,22 @@ class ModelShim:
             return None
         return rv, call
 
-    def on_allocation(self, rm_id: str, response: si.AllocationResponse) -> None:
+    def on_allocation(self, rm_id: str,
+                      response: si.AllocationResponse | today.AllocationResponse) -> None:
+        if isinstance(response, today.AllocationResponse):
+            response = bridge.answer(self, self.rms.get(rm_id), self.call, response)
         self.observed.append(("update_allocation", response))
         got = self._receiving(rm_id)
         if got is None:
             return
         rv, call = got
+        bound = call.today.bound if call.today is not None else {}
         # The core delivers decisions in order; a response's fields read in order.
         for msg in response.new:
-            answers.new_allocation(self, rv, call, msg)
+            if (msg.application_id, msg.allocation_key) in bound:
+                bridge.bound_answered(self, rv, call, msg)
+            else:
+                answers.new_allocation(self, rv, call, msg)
         # Consecutive PREEMPTED_BY_SCHEDULER releases with one message are one decision's
         # victims: judged together, in the state the decision was taken in, before the
         # releases mark them.
@@ -347,6 +376,7 @@ class ModelShim:
         if self._receiving(rm_id, decision=False) is None:
             return
         stamp = int(self.clock.now() * 1e9)
+        bridge.judge_events(self.report, events)
         for e in events:
             if not e.object_id or not e.message or e.timestamp_nano != stamp:
                 self.report(P.MESSAGES, f"event {e.object_id!r}",

@@ -21,7 +21,17 @@ from dataclasses import dataclass
 from types import FunctionType, ModuleType
 from typing import Any
 
-from scheduler import Scheduler, context, outbox, placement, policies, priority, resources, ugm
+from scheduler import (
+    Scheduler,
+    context,
+    dialect,
+    outbox,
+    placement,
+    policies,
+    priority,
+    resources,
+    ugm,
+)
 from scheduler.partition import (
     allocate,
     apps,
@@ -1006,6 +1016,47 @@ MUTANTS: tuple[Mutant, ...] = (
       "up mid-cycle opens its node to the asks that failed earlier in the same cycle",
       reservations, "cancel", "        p.reset_memos()\n", "        pass\n"),
 )
+
+
+DIALECT: tuple[Mutant, ...] = (
+    M("dialect.create_drain_schedulable", "today's SI",
+      "2858f4d NodeInfo.CREATE_DRAIN: the node joins Draining", dialect.TodayRequests, "node",
+      "        if drain and p.nodes.get(info.node_id) not in (None, known):",
+      "        if False:"),
+    M("dialect.timeout_withdraws_ask", "today's SI",
+      "YuniKorn partition.go removeAllocation: a release by key of type TIMEOUT leaves the "
+      "key's pending ask", dialect.TodayRequests, "_release",
+      "if pending and ttype != si.TerminationType.TIMEOUT:", "if pending:"),
+    M("dialect.ask_releases_dropped", "today's SI",
+      "2858f4d AllocationResponse.released: ask releases arrive there, by key (releasedAsks "
+      "is gone)", dialect, "today_allocation_response",
+      "*response.released, *response.released_asks]", "*response.released]"),
+    M("dialect.rejections_lost", "today's SI",
+      "2858f4d AllocationResponse.rejectedAllocations: every refused pod is answered there",
+      dialect, "today_allocation_response", "for r in response.rejected])",
+      "for r in response.rejected[:0]])"),
+    M("dialect.bound_pod_unanswered", "today's SI",
+      "YuniKorn context.go processAllocations: a pod bound to a node is heard back in new",
+      nodes, "bind_allocation", "    p.core.outbox(p.rm_id).allocated(alloc)\n", ""),
+    M("dialect.foreign_release_keeps_occupied", "today's SI",
+      "YuniKorn partition.go removeForeignAllocation: a foreign pod's release frees its node",
+      dialect.TodayRequests, "_release_foreign", "    self._occupy(p, book, gone[0])",
+      "    pass"),
+    M("dialect.resize_counted_twice", "today's SI",
+      "YuniKorn UpdateAllocationResources: a resized pod counts its new size instead of the "
+      "old one on every account", nodes, "resize_allocation", "    ledger.unbind(p, alloc)\n",
+      ""),
+    M("dialect.rollback_not_pending", "today's SI",
+      "YUNIKORN-3316: a pod the RM could not bind is pending again and scheduled again",
+      releases, "roll_back", "    ledger.add_pending(app, again)\n", ""),
+    M("dialect.change_detail_lost", "today's SI",
+      "2858f4d EventRecord.eventChangeDetail: an event carries what exactly changed",
+      dialect, "change_detail", '    if not text.endswith(")"):', "    if True:"),
+)
+"""Broken translations of today's SI (``scheduler/dialect.py``) and of the core operations
+only it calls: the checker drives today's dialect through its own reading
+(``invariants/bridge.py``), so each must be caught like any broken core."""
+MUTANTS = (*MUTANTS, *DIALECT)
 
 
 LITERAL: tuple[Mutant, ...] = (

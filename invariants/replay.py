@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from scheduler.trace import Step, Trace, TraceError, header, write_trace
+from scheduler.trace import Step, Trace, header, write_trace
 
 from . import describe
 from .registry import Violation
@@ -55,15 +55,9 @@ def world_for(head: dict[str, Any]) -> World:
 def run(trace: Trace, out: TextIO | None = None) -> Replayed:
     """Execute every step; stop at the first violation.
 
-    The model shim judges the seed's SI: a trace with steps in today's SI
-    (``scheduler.si.today``) raises ``TraceError`` saying so, before anything runs.
+    Steps in today's SI (``scheduler.si.today``) are judged through the checker's own
+    reading of it (``invariants/bridge.py``), as ``check`` judged them.
     """
-    today = [n for n, s in enumerate(trace.steps, 1)
-             if s.request is not None and type(s.request).__module__ == "scheduler.si.today"]
-    if today:
-        raise TraceError(f"step {today[0]} is in today's SI (2858f4d): replay judges every "
-                         "step against the seed's SI (f59a9f4) and can not judge it; run it "
-                         "on a Scheduler directly")
     world = world_for(trace.header)
     result = Replayed(None, 0)
     for number, step in enumerate(trace.steps, 1):

@@ -194,9 +194,14 @@ class RMView:
     created: dict[str, dict[str, model.Created]] = field(default_factory=dict)
     """Per partition, the queues a placement rule created for an application the core
     accepted, as the configuration read when each was created."""
+    foreign: dict[tuple[str, str], tuple[str, dict[str, int]]] = field(default_factory=dict)
+    """Pods the scheduler does not manage (today's SI ``foreign``): (partition, key) ->
+    (node, resource). A node's occupied resource is the sum of its own."""
 
     def forget_partition(self, name: str) -> None:
         self.created.pop(name, None)
+        for key in [k for k in self.foreign if k[0] == name]:
+            del self.foreign[key]
         for app_id in [a for a, v in self.apps.items() if v.partition == name]:
             del self.apps[app_id]
             self.finished.pop(app_id, None)

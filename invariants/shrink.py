@@ -23,6 +23,7 @@ from typing import Any
 from scheduler import si
 from scheduler.trace import Step
 
+from . import bridge
 from .runner import CLOCK_START, Failure, scheduler_options
 from .world import World
 
@@ -119,6 +120,7 @@ def _merge_requests(steps: list[Step], test: Callable[[Sequence[Step]], bool]) -
         a, b = steps[i], steps[i + 1]
         field_name = _MERGEABLE.get(a.call)
         if field_name and b.call == a.call and a.request.rm_id == b.request.rm_id \
+                and type(a.request) is type(b.request) \
                 and not (a.call == "update_application" and (a.request.remove
                                                              or b.request.remove)) \
                 and not (_ids(getattr(a.request, field_name))
@@ -228,6 +230,8 @@ def _applications(steps: Sequence[Step]) -> list[str]:
 def _without(step: Step, app_id: str) -> Step | None:
     """``step`` without what it says about ``app_id``; None when nothing else is left."""
     req = step.request
+    if bridge.is_today(step):
+        return _today_without(step, app_id)
     if step.call == "update_application":
         new = [a for a in req.new if a.application_id != app_id]
         remove = [r for r in req.remove if r.application_id != app_id]
@@ -254,6 +258,24 @@ def _without(step: Step, app_id: str) -> Step | None:
             for n in req.nodes]
         return replace(step, request=req.model_copy(update={"nodes": nodes}))
     return step
+
+
+def _today_without(step: Step, app_id: str) -> Step | None:
+    """The same for a step of today's SI: its pods and releases of other applications."""
+    req = step.request
+    if step.call != "update_allocation":
+        return step
+    pods = [p for p in req.allocations if p.application_id != app_id]
+    releases = req.releases
+    if releases is not None:
+        releases = releases.model_copy(update={"allocations_to_release": [
+            r for r in releases.allocations_to_release if r.application_id != app_id]})
+        if not releases.allocations_to_release:
+            releases = None
+    if not pods and releases is None:
+        return None
+    return replace(step, request=req.model_copy(update={"allocations": pods,
+                                                       "releases": releases}))
 
 
 def _one_minimal(steps: list[Step], test: Callable[[Sequence[Step]], bool]) -> bool:
@@ -293,6 +315,10 @@ def _smaller(step: Step) -> Iterator[Step]:
     req = step.request
     if step.call == "advance" and step.seconds > 1:
         yield Step.advance(float(int(step.seconds // 2)))
+    elif step.call == "update_allocation" and bridge.is_today(step):
+        for i in range(len(req.allocations)) if len(req.allocations) > 1 else ():
+            yield replace(step, request=req.model_copy(
+                update={"allocations": req.allocations[:i] + req.allocations[i + 1:]}))
     elif step.call == "update_allocation":
         for i in range(len(req.asks)) if len(req.asks) > 1 else ():
             yield replace(step, request=req.model_copy(
@@ -336,7 +362,9 @@ def _size(steps: Sequence[Step]) -> int:
     total = 0
     for s in steps:
         req = s.request
-        if s.call == "update_allocation":
+        if s.call == "update_allocation" and bridge.is_today(s):
+            total += 2 * len(req.allocations)
+        elif s.call == "update_allocation":
             total += sum(a.max_allocations for a in req.asks) + len(req.asks)
         elif s.call == "update_node":
             total += len(req.nodes)

@@ -20,7 +20,7 @@ from scheduler.errors import ConfigError, UnknownResourceManager
 from scheduler.trace import REQUEST_CALLS, RM_CALLS, Step
 from statemachines import TransitionRecord
 
-from . import limits, model, preemption, priority, view
+from . import bridge, limits, model, preemption, priority, view
 from . import quantities as qty
 from .coverage import Coverage, StepRecord
 from .monitor import ModelShim, Predicate
@@ -118,7 +118,9 @@ class World:
         elif call == "schedule":
             api.schedule()
         elif call == "register_resource_manager":
-            api.register_resource_manager(step.request, self.shim.callback(step.request.rm_id))
+            dialect = step.extra.get(bridge.REGISTERS)
+            api.register_resource_manager(step.request, self.shim.callback(step.request.rm_id),
+                                          **({"dialect": dialect} if dialect else {}))
         elif call in REQUEST_CALLS:
             getattr(api, call)(step.request)
         elif call in RM_CALLS:
@@ -222,7 +224,10 @@ class World:
 
     def _observe(self, step: Step, error: BaseException | None) -> None:
         assert self.coverage is not None
-        record = StepRecord(step, self._transitions, list(self.shim.observed))
+        record = StepRecord(self.shim.read_as or step, self._transitions,
+                            list(self.shim.observed))
+        if self.shim.today_did:
+            record.state["today"] = frozenset(self.shim.today_did)
         if error is not None:
             record.state["error"] = str(error)
         for state in record.states(RESERVED):
@@ -439,6 +444,8 @@ class World:
     def _translate(self, step: Step) -> Step:
         """Rename uuids of the original run to the ones this run gave the same allocations."""
         assert self._original is not None
+        if bridge.is_today(step):
+            return step  # today's SI names pods by key, which stays
         current = {name: uuid for uuid, name in self.shim.sym.items()}
 
         def new(uuid: str) -> str:

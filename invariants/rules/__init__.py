@@ -22,7 +22,7 @@ from scheduler import si
 from scheduler.config import parse_config
 from scheduler.trace import Step
 
-from .. import configs, model
+from .. import bridge, configs, model
 from ..configs import CORE
 from ..shim import RMView
 from ..world import World
@@ -194,6 +194,22 @@ class Gen:
     """Submissions in the forms YuniKorn places its own way (a tag value that is a queue
     path, a user named ``root``): a stream of its own, so the others' draws stay."""
 
+    dialects: random.Random = field(init=False)
+    """Which SI each registration speaks (a stream of its own: a case whose registrations
+    all speak the seed's draws everything else as it did before today's SI came)."""
+
+    speech: random.Random = field(init=False)
+    """The choices of today's SI's speaking (``invariants/bridge.py``): drawn only for an
+    RM of today's dialect."""
+
+    drawn: str = field(init=False, default="seed")
+    """The dialect the last registration drawn speaks once the core takes it."""
+
+    speaks: str = field(init=False, default="seed")
+    """The dialect of the registration the shim's view holds (``_speaking``)."""
+
+    _heard: RMView | None = field(init=False, default=None)
+
     def __post_init__(self) -> None:
         self.placing = random.Random(f"placing-{self.scenario.seed}")
         self.side = random.Random(f"side-{self.scenario.seed}")
@@ -201,6 +217,8 @@ class Gen:
         self.reshape = random.Random(f"reshape-{self.scenario.seed}")
         self.rival = random.Random(f"rival-{self.scenario.seed}")
         self.victims = random.Random(f"victims-{self.scenario.seed}")
+        self.dialects = random.Random(f"dialect-{self.scenario.seed}")
+        self.speech = random.Random(f"speech-{self.scenario.seed}")
 
     # -- helpers ---------------------------------------------------------------
     @property
@@ -229,9 +247,26 @@ class Gen:
     def pick(self, items: list[Any]) -> Any:
         return items[self.rng.randrange(len(items))] if items else None
 
+    def _speaking(self) -> str:
+        """The dialect of the RM's registration as the shim knows it: a registration the
+        core took (a new view) speaks what was drawn for it; a refused one changes nothing."""
+        rv = self.rv
+        if rv is not self._heard:
+            self._heard = rv
+            self.speaks = self.drawn
+        return self.speaks
+
+    def say(self, step: Step) -> Iterator[Step]:
+        """``step`` as the RM's dialect says it (``invariants/bridge.py`` for today's)."""
+        if step.call == "register_resource_manager" or self._speaking() != bridge.TODAY:
+            yield step
+            return
+        yield from bridge.speak(step, self.rv, self.speech)
+
     def steps(self) -> Iterator[Step]:
         """The case's steps: register, then rules drawn by weight among the enabled ones."""
-        yield from register(self)
+        for step in self._said(register(self)):
+            yield step
         enabled = [RULES[n] for n in sorted(self.scenario.enabled)]
         factors = dict(self.scenario.weights)
         weights = [r.weight * factors.get(r.name, 1.0) for r in enabled]
@@ -241,12 +276,16 @@ class Gen:
             chosen = self.rng.choices(enabled, weights)[0]
             self.current = chosen.name
             got = False
-            for step in chosen.fn(self):
+            for step in self._said(chosen.fn(self)):
                 got = True
                 produced += 1
                 yield step
             self.counts[chosen.name] = self.counts.get(chosen.name, 0) + int(got)
             misses = 0 if got else misses + 1
+
+    def _said(self, steps: Iterable[Step]) -> Iterator[Step]:
+        for step in steps:
+            yield from self.say(step)
 
     def request(self, call: str, request: Any, **extra: Any) -> Step:
         return Step(call, request=request, extra=extra)
@@ -305,10 +344,19 @@ def _prune(queues: list[Any], prefix: str, partition: str, removed: set[str]) ->
 
 
 
+TODAY_SHARE = 0.25
+"""How often a registration speaks today's SI; half of those fix it at registration
+(``dialect="today"``), the others let the RM's first request decide."""
+
+
 def register(g: Gen) -> Iterator[Step]:
-    """The registration every case starts with (the configuration as it stands now)."""
+    """The registration every case starts with (the configuration as it stands now), in a
+    dialect drawn from a stream of its own."""
+    drawn = g.dialects.random()
+    g.drawn = bridge.TODAY if drawn < TODAY_SHARE else "seed"
+    extra = {bridge.REGISTERS: bridge.TODAY} if drawn < TODAY_SHARE / 2 else {}
     yield g.request("register_resource_manager", si.RegisterResourceManagerRequest(
-        rm_id=g.rm_id, policy_group="queues", config=g.config_text()))
+        rm_id=g.rm_id, policy_group="queues", config=g.config_text()), **extra)
 
 
 # The rule modules register themselves on import.

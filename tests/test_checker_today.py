@@ -1,0 +1,111 @@
+"""The checker drives and judges today's SI (``invariants/bridge.py``)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from invariants import bridge, replay
+from invariants.coverage import GOALS, Coverage
+from invariants.rules import Gen, Scenario
+from invariants.runner import CLOCK_START, Options, case_seed, run_case, scheduler_options
+from invariants.world import World
+from scheduler import si
+from scheduler.si import today as t
+from scheduler.trace import Step, header, parse_lines
+
+CONFIG = ("partitions: [{name: default, queues: [{name: root, submitacl: '*', "
+          "queues: [{name: a}]}]}]")
+RM = "rm"
+
+
+def _steps() -> list[Step]:
+    app = si.AddApplicationRequest(application_id="app-1", queue_name="root.a",
+                                   ugi=si.UserGroupInformation(user="u"))
+    size = si.Resource.of(memory=10, vcore=1000)
+    return [
+        Step("register_resource_manager", request=si.RegisterResourceManagerRequest(
+            rm_id=RM, config=CONFIG), extra={bridge.REGISTERS: "today"}),
+        Step("update_node", request=t.NodeRequest(rm_id=RM, nodes=[t.NodeInfo(
+            node_id="n1", action=t.NodeAction.CREATE_DRAIN,
+            schedulable_resource=si.Resource.of(memory=100, vcore=8000))])),
+        Step("update_application", request=si.ApplicationRequest(rm_id=RM, new=[app])),
+        Step("update_allocation", request=t.AllocationRequest(rm_id=RM, allocations=[
+            t.Allocation(allocation_key="daemon", node_id="n1", resource_per_alloc=size,
+                         allocation_tags={t.FOREIGN_TAG: t.FOREIGN_DEFAULT}),
+            t.Allocation(allocation_key="old", application_id="app-1", node_id="n1",
+                         resource_per_alloc=size),
+            t.Allocation(allocation_key="new", application_id="app-1",
+                         resource_per_alloc=size)])),
+        Step("update_node", request=t.NodeRequest(rm_id=RM, nodes=[t.NodeInfo(
+            node_id="n1", action=t.NodeAction.DRAIN_TO_SCHEDULABLE)])),
+        Step.schedule(),
+        Step("update_allocation", request=t.AllocationRequest(rm_id=RM, allocations=[
+            t.Allocation(allocation_key="new", application_id="app-1",
+                         resource_per_alloc=si.Resource.of(memory=20, vcore=1000))])),
+        Step("update_allocation", request=t.AllocationRequest(
+            rm_id=RM, releases=t.AllocationReleasesRequest(allocations_to_release=[
+                t.AllocationRelease(application_id="app-1", allocation_key="old",
+                                    termination_type=t.TerminationType.STOPPED_BY_RM),
+                t.AllocationRelease(
+                    application_id="app-1", allocation_key="new",
+                    termination_type=t.TerminationType.SCHEDULING_FAILED_ON_RM)]))),
+        Step.schedule(),
+    ]
+
+
+def test_todays_paths_are_judged_and_reach_their_goals() -> None:
+    coverage = Coverage()
+    world = World(0.0, coverage=coverage)
+    for step in _steps():
+        assert world.run(step) == [], step
+    assert world.api.dialect(RM) == "today"
+    rv = world.shim.rms[RM]
+    assert rv.nodes["n1"].occupied == {"memory": 10, "vcore": 1000}
+    assert sorted(a.key for a in rv.allocs.values()) == ["new"]
+    reached = {name for name in GOALS if name.startswith("today.") and coverage.goals[name]}
+    assert reached == {"today.bound", "today.foreign", "today.create_drain",
+                       "today.release_by_key", "today.resize", "today.rollback"}
+
+
+def test_a_trace_of_todays_steps_replays_and_is_judged(tmp_path: Path) -> None:
+    lines = [json.dumps(header(CONFIG, 0.0)), *(json.dumps(s.to_json()) for s in _steps())]
+    trace = parse_lines(lines)
+    assert trace.steps[0].extra[bridge.REGISTERS] == "today"
+    judged = replay.run(trace)
+    assert judged.violation is None and judged.steps == len(_steps())
+
+
+def test_a_bound_pod_of_an_unknown_application_is_refused_and_judged() -> None:
+    world = World(0.0)
+    steps = _steps()
+    for step in steps[:3]:
+        world.run(step)
+    # A bound pod of an application the RM does not run must be refused.
+    bad = Step("update_allocation", request=t.AllocationRequest(rm_id=RM, allocations=[
+        t.Allocation(allocation_key="x", application_id="ghost", node_id="n1",
+                     resource_per_alloc=si.Resource.of(memory=1))]))
+    assert world.run(bad) == []
+    assert world.shim.rms[RM].allocs == {}
+
+
+def test_registrations_draw_their_dialect_from_a_stream_of_their_own() -> None:
+    spoken = {"seed": 0, "today": 0}
+    for case in range(40):
+        seed = case_seed(7, 0, case)
+        scenario = Scenario.draw(seed)
+        world = World(CLOCK_START, scenario.predicate(),
+                      scheduler_options=scheduler_options(scenario))
+        gen = Gen(world, scenario, random.Random(seed ^ 0x5EED))
+        first = next(gen.steps())
+        spoken[gen.drawn] += 1
+        assert (first.extra.get(bridge.REGISTERS) == "today") <= (gen.drawn == "today")
+    assert spoken["seed"] and spoken["today"]
+
+
+def test_a_short_run_with_todays_rms_holds_every_rule() -> None:
+    opts = Options(seed=3, steps=60)
+    for case in range(12):
+        _world, problems, _ = run_case(case_seed(3, 0, case), opts)
+        assert problems == []
