@@ -79,8 +79,8 @@ OCCUPIED = "occupied-"
 """Key prefix of the foreign pod that stands for a node's occupied resource."""
 ROLLED_BACK = 0.2
 """How often an RM of today's dialect ends a running pod with ``SCHEDULING_FAILED_ON_RM``.
-Never a placeholder: the core then leaves a reservation of the gang's real ask in place
-while the placeholder is pending again (``reservations.valid``), a finding left open."""
+Never a placeholder: the core refuses to roll one back (its gang's real ask may hold its
+node; a placeholder has no volumes whose binding fails), and the RM never asks."""
 DRAINED = 0.4
 """How often a node joins with ``CREATE_DRAIN``; three in four are restored after its pods."""
 
@@ -152,8 +152,8 @@ def _speak_allocation(step: Step, rv: RMView, rng: random.Random) -> list[Step]:
 
 
 def _unresized(rv: RMView, pod: today.Allocation) -> today.Allocation:
-    """A running placeholder is never resized: the core would take its gang past its
-    ``placeholderAsk`` (``gang.placeholders_within_ask``), a finding left open."""
+    """A running placeholder is never resized: the core refuses it (its gang's
+    placeholders stay within the ``placeholderAsk``), and the RM never asks."""
     held = _running(rv, pod.application_id, pod.allocation_key)
     if held and held[0].placeholder:
         return pod.model_copy(update={
