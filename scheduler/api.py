@@ -130,6 +130,26 @@ class ResourceManager:
         return self.id
 
 
+class _Ports:
+    """What the translation of today's SI may do for one RM (bound methods: a scheduler's
+    state is copied by pickling, which closures would not survive)."""
+
+    __slots__ = ("core", "rm")
+
+    def __init__(self, core: CoreContext, rm: ResourceManager) -> None:
+        self.core = core
+        self.rm = rm
+
+    def partition(self, name: str) -> Partition | None:
+        return self.rm.partitions.get(name or si.DEFAULT_PARTITION)
+
+    def reject(self, app_id: str, key: str, why: str) -> None:
+        self.core.reject_ask(self.rm.id, app_id, key, why)
+
+    def note(self, kind: si.EventRecordType, object_id: str, text: str, reference: str) -> None:
+        self.core.event(self.rm.id, kind, object_id, text, reference_id=reference)
+
+
 class Scheduler:
     """The scheduler core. Every public method is safe to call from several threads."""
 
@@ -302,13 +322,9 @@ class Scheduler:
             rm.dialect = dialect
             if dialect is Dialect.TODAY:
                 rm.callback = TodayCallback(rm.callback)
-                core = self._core
-                rm.today = TodayRequests(
-                    lambda name: self._partition(rm, name),
-                    lambda app, key, why: core.reject_ask(rm.id, app, key, why),
-                    lambda kind, obj, text, ref: core.event(
-                        rm.id, kind, obj, text, reference_id=ref),
-                    core.new_uuid)
+                ports = _Ports(self._core, rm)
+                rm.today = TodayRequests(ports.partition, ports.reject, ports.note,
+                                         self._core.new_uuid)
         return rm.dialect is dialect
 
     def _other_dialect(self, rm: ResourceManager, dialect: Dialect, fields: str) -> str:

@@ -317,3 +317,20 @@ def test_a_created_leaf_held_at_its_template_max_is_not_starved() -> None:
     assert sorted(rv.created["default"]) == ["root.org.new"]
     assert len(rv.allocs) == 1
     assert liveness.judge(world) == []
+
+
+def test_the_today_scope_explores_todays_si_with_every_rule_holding() -> None:
+    """The tiny scope's world said in today's SI (pods by key, releases by key, a node's
+    occupied room as a foreign pod): every state to depth 10 holds every rule."""
+    result = search(Options(SCOPES["today"], 10))
+    assert result.found is None
+    assert result.stats.distinct > 1000
+
+
+@pytest.mark.parametrize("name", ["dialect.create_drain_schedulable",
+                                  "dialect.ask_releases_dropped",
+                                  "dialect.foreign_release_keeps_occupied"])
+def test_the_today_scope_finds_broken_translations(name: str) -> None:
+    with applied(by_name(name)):
+        result = search(Options(SCOPES["today"], 8))
+    assert result.found is not None and not result.found.liveness

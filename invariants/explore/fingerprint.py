@@ -136,7 +136,7 @@ SHIM_FIELDS: dict[str, dict[str, str]] = {
     "RMView": {
         "rm_id": "v", "config": "v", "paused": "v", "paused_at": "age", "stopped": "v",
         "apps": "v", "asks": "v", "nodes": "v", "allocs": "v", "finished": "age",
-        "created": "v",
+        "created": "v", "foreign": "v",
         "partitions": "skip: the core's partition objects last seen (the core's are read)",
     },
 }
@@ -385,7 +385,9 @@ class _Canon:
                 xxhash.xxh3_64_intdigest(rv.config.text.encode()), apps, asks, nodes,
                 sorted(allocs), finished,
                 sorted([part, path, c.leaf, _template(c.template), _template(c.hands_down)]
-                       for part, made in rv.created.items() for path, c in made.items())]
+                       for part, made in rv.created.items() for path, c in made.items()),
+                sorted([part, key, node, _plain(size)]
+                       for (part, key), (node, size) in rv.foreign.items())]
 
 
 def _template(t: Any) -> Any:

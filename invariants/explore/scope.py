@@ -11,13 +11,14 @@ The explorer starts every search from the RM's registration.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 from scheduler import si
 from scheduler.trace import Step
 
-from .. import answers, model, preemption, view
+from .. import answers, bridge, model, preemption, view
 from ..configs import CORE
 from ..rules.rm import resync
 from ..shim import REQUIRED_NODE, AllocView, RMView
@@ -98,6 +99,9 @@ class Scope:
     refused: tuple[tuple[str, str], ...] = ()
     """``(ask key, node id)`` pairs the RM's predicates refuse; none: the RM registers no
     predicates callback (every node passes)."""
+    dialect: str = "seed"
+    """The SI the RM speaks: ``today`` registers it so, and every action's steps are said
+    in today's words by the checker's own reading (``invariants.bridge.speak``)."""
 
     def alphabet(self) -> list[Action]:
         """Every action of the scope, in a fixed order (the order children are explored)."""
@@ -110,8 +114,9 @@ class Scope:
         return out
 
     def registration(self) -> Step:
+        extra = {bridge.REGISTERS: self.dialect} if self.dialect != "seed" else {}
         return Step("register_resource_manager", request=si.RegisterResourceManagerRequest(
-            rm_id=RM_ID, policy_group="queues", config=self.config))
+            rm_id=RM_ID, policy_group="queues", config=self.config), extra=extra)
 
     def with_config(self, text: str) -> Scope:
         """The scope on another configuration: its applications go to that configuration's
@@ -234,7 +239,13 @@ class Action:
         rv = world.shim.rm(RM_ID)
         if rv is None or rv.stopped or rv.paused:
             return iter(())
-        return _BUILDERS[self.kind](self, world, rv)
+        steps = _BUILDERS[self.kind](self, world, rv)
+        if self.scope.dialect == "seed":
+            return steps
+        # Today's words for the action: the choices the reading draws (a node joining
+        # drained, a pod's end a failed binding) are fixed per action, the same every time.
+        words = random.Random(self.label)
+        return (said for step in steps for said in bridge.speak(step, rv, words))
 
     def enabled(self, world: World) -> bool:
         return next(self.steps(world), None) is not None
@@ -579,6 +590,13 @@ SCOPES: dict[str, Scope] = {s.name: s for s in (
                            "remove_app", "tick", "drain", "restore", "decommission",
                            "occupy", "confirm", "resend"}),
           depth=30),
+    Scope("today", "the tiny scope in today's SI (2858f4d): pods by key, releases by key, "
+          "a node's occupied room as a foreign pod, recovery as bound pods",
+          nodes=(("node-1", 20),), apps=(_TIMED,),
+          kinds=frozenset({"node", "submit", "ask", "schedule", "release", "remove_ask",
+                           "remove_app", "tick", "drain", "restore", "decommission",
+                           "occupy", "confirm", "resend"}),
+          depth=10, dialect="today"),
     Scope("small", "two nodes of one size, an application and a Hard gang under one max",
           nodes=(("node-1", 20), ("node-2", 20)), apps=(_PLAIN, _GANG_HARD),
           kinds=frozenset({"node", "submit", "placeholders", "ask", "schedule", "confirm",
