@@ -233,7 +233,7 @@ def place(rules: Sequence[PlacementRuleConfig], queue_name: str, user: str,
         names = ", ".join(r.name for r in rules)
         head = f"no placement rule ({names}) found a queue for the application"
         return f"{head}: {'; '.join(refused)}" if refused else head
-    return "; ".join([*filter(None, [_unplaced(queue_name, lookup)]), *refused])
+    return "; ".join(dict.fromkeys([*filter(None, [_unplaced(queue_name, lookup)]), *refused]))
 
 
 def _unplaced(queue_name: str, lookup: Lookup) -> str:

@@ -36,10 +36,10 @@ def test_add_to_leaf_is_accepted_in_state_new() -> None:
     ("queue", "partition", "needle", "tracked"),
     [
         ("root.nope", "default", "root.nope", "Rejected"),
-        ("root", "default", "parent", "Rejected"),
+        ("root", "default", "root.root does not exist", "Rejected"),
         ("root.a", "nopart", "nopart", None),
     ],
-    ids=["unknown-queue", "parent-queue", "unknown-partition"],
+    ids=["unknown-queue", "root-itself", "unknown-partition"],
 )
 def test_add_rejected_with_reason(
     queue: str, partition: str, needle: str, tracked: str | None,

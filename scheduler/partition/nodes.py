@@ -129,6 +129,9 @@ def recover(p: PartitionState, node: Node, msg: si.Allocation) -> Allocation:
     alloc = Allocation(msg.uuid, app, msg.allocation_key, node, resource,
                        p.core.clock.now(), placeholder, msg.task_group_name,
                        msg.priority, dict(msg.allocation_tags), recovered=True)
+    # A pod reported again is as new as its report (YuniKorn's createTime without the
+    # creationTime tag is the time it is read): the newest of victims of its kind.
+    alloc.seq = p.core.next_seq()
     over_quota = app.queue is not None and any(
         q.max is not None and not res.fits_with(resource, q.allocated, q.max)
         for q in app.queue.ancestry())
