@@ -315,7 +315,8 @@ def test_yunikorn_example_shape_file() -> None:
     assert default.root.queues[2].submit_acl.allows("x", ["analysts"])
     assert default.limits[0].maxresources == {"memory": 20_000, "vcore": 20_000}
     rule = default.placementrules[0]
-    assert rule.name == "User" and rule.parent is not None and rule.parent.name == "Provided"
+    # rule names are read in lower case, as YuniKorn's newRule reads them
+    assert rule.name == "user" and rule.parent is not None and rule.parent.name == "provided"
     assert rule.filter.type == "allow" and rule.filter.groups == ["analysts"]
     # the second partition lists its queues without a root: one is inserted
     assert len(gpu.queues) == 1
@@ -1141,6 +1142,10 @@ def placement(rules: str) -> str:
         "- name: user\n  create: true\n  parent: {name: fixed, value: parent}",
         "- name: tag\n  value: namespace\n  parent: {name: fixed, value: team}",
         "- name: Fixed\n  value: Leaf",
+        # YuniKorn's validator takes `Fixed` for a dynamic rule, and `team` (children,
+        # no `parent: true`) for a leaf: a rule that gives a parent fails at run time
+        "- {name: Fixed, value: Team}",
+        "- {name: provided}\n- {name: fixed, value: team}",
         "- name: user\n  filter: {type: DENY, users: ['^sys.*$']}",
         "- name: user\n  filter: {type: allow, users: [a, 'b c', '(']}",
     ],
@@ -1158,9 +1163,8 @@ def test_valid_placement_rules(rules: str) -> None:
         ("- name: user\n  filter: {type: block}", "[0].filter.type", "allow or deny"),
         ("- name: user\n  filter: {users: ['bad name']}", "[0].filter.users[0]", "regular"),
         ("- name: user\n  filter: {groups: ['(']}", "[0].filter.groups[0]", "regular"),
-        ("- {name: provided}\n- {name: fixed, value: team}", "[1]", "parent queue"),
+        ("- {name: provided}\n- {name: fixed, value: parent}", "[1]", "parent queue"),
         ("- {name: fixed, value: root.nothere}", "[0]", "missing queue"),
-        ("- {name: Fixed, value: Team}", "[0]", "parent queue"),
         ("- {name: fixed, value: root.leaf.below, create: true}", "[0]", "leaf queue"),
         ("- name: user\n  parent: {name: fixed, value: leaf}", "[0]", "leaf queue"),
         (

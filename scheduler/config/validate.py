@@ -87,6 +87,8 @@ class _PartitionChecker:
         self.paths: dict[int, str] = {}
         self.warnings = warnings
         self.root_limits = ""
+        self.flagged: set[int] = set()
+        """Root and the queues written ``parent: true`` (YuniKorn's validator reads no more)."""
 
     def run(self) -> None:
         self.check_structure()
@@ -94,7 +96,7 @@ class _PartitionChecker:
         self.check_limits_structure()
         self.check_queues(root)
         self.check_resources(root, None)
-        check_placement_rules(self.partition, self.path)
+        check_placement_rules(self.partition, self.path, self.flagged)
         self.check_node_sort_policy()
         self.check_max_applications(root)
         self.check_limit_hierarchy(root, {}, {}, {}, {})
@@ -138,12 +140,15 @@ class _PartitionChecker:
             self.paths[id(root)] = f"{path}.queues"
             children = f"{path}.queues"
         root.parent = True
+        self.flagged.add(id(root))
         self._assign_paths(root, children)
 
     def _assign_paths(self, queue: QueueConfig, children: str) -> None:
         for index, child in enumerate(queue.queues):
             child_path = f"{children}[{index}]"
             self.paths[id(child)] = child_path
+            if child.parent:
+                self.flagged.add(id(child))
             self._assign_paths(child, f"{child_path}.queues")
 
     def check_limits_structure(self) -> None:
