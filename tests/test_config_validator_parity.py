@@ -184,6 +184,91 @@ def test_fixed_paths_yunikorn_accepts(rules: str) -> None:
 
 
 # ---------------------------------------------------------------------------
+# wildcard limits above a named one (configvalidator_test.go TestCheckLimitResource,
+# TestCheckLimitMaxApplications)
+# ---------------------------------------------------------------------------
+
+
+def limits(parent: str, child: str) -> str:
+    return f"""\
+partitions:
+  - queues:
+      - name: root
+        queues:
+          - name: parent
+            limits: {parent}
+            queues:
+              - name: mid
+                queues:
+                  - name: leaf
+                    limits: {child}
+"""
+
+
+@pytest.mark.parametrize(
+    ("parent", "child", "where", "fragment"),
+    [
+        # "leaf queue user maxresources exceed grandparent queue wildcard maxresources"
+        ("[{users: ['*'], maxresources: {memory: 10}}]",
+         "[{users: [alice], maxresources: {memory: 20}}]",
+         "maxresources.memory", "wildcard user limit"),
+        # "leaf queue group maxresources exceed grandparent queue wildcard maxresources"
+        ("[{groups: [devs], maxresources: {memory: 50}},"
+         " {groups: ['*'], maxresources: {memory: 10}}]",
+         "[{groups: [ops], maxresources: {memory: 20}}]",
+         "maxresources.memory", "wildcard group limit"),
+        # "leaf queue user maxapplications exceed grandparent queue wildcard maxapplications"
+        ("[{users: ['*'], maxapplications: 2}]", "[{users: [alice], maxapplications: 3}]",
+         "maxapplications", "between 1 and 2 set by the wildcard user limit"),
+        # a wildcard that sets maxapplications needs one below it too
+        ("[{users: ['*'], maxapplications: 2}]",
+         "[{users: [alice], maxresources: {memory: 5}}]",
+         "maxapplications", "maxapplications 0"),
+        # "leaf queue group maxapplications exceed grandparent queue wildcard maxapplications"
+        ("[{groups: [devs], maxapplications: 5}, {groups: ['*'], maxapplications: 2}]",
+         "[{groups: [ops], maxapplications: 3}]",
+         "maxapplications", "wildcard group limit"),
+    ],
+)
+def test_a_named_limit_exceeding_a_wildcard_above_is_refused(
+        parent: str, child: str, where: str, fragment: str) -> None:
+    error = refused(limits(parent, child))
+    assert error.path == ("partitions[0].queues[0].queues[0].queues[0].queues[0]"
+                          f".limits[0].{where}")
+    assert fragment in error.reason
+
+
+@pytest.mark.parametrize(
+    ("parent", "child"),
+    [
+        # a name limited above is held to its own limit, not the wildcard's
+        ("[{users: [alice], maxresources: {memory: 50}}, {users: ['*'], maxresources: "
+         "{memory: 10}}]", "[{users: [alice], maxresources: {memory: 40}}]"),
+        # "leaf queue user wildcard maxresources are within grandparent queue wildcard"
+        ("[{users: ['*'], maxresources: {memory: 10}}]",
+         "[{users: ['*'], maxresources: {memory: 10}}, {groups: [devs], maxapplications: 9}]"),
+        # users and groups are apart
+        ("[{users: ['*'], maxapplications: 1}]", "[{groups: [devs], maxapplications: 9}]"),
+    ],
+)
+def test_limits_within_the_wildcard_above_load(parent: str, child: str) -> None:
+    assert parse_config(limits(parent, child)).partitions
+
+
+def test_a_named_limit_binds_below_it_not_the_wildcard() -> None:
+    # the name's own value is what its children are held to (checkLimitResource)
+    text = limits("[{users: ['*'], maxresources: {memory: 10}}]",
+                  "[{users: [alice], maxresources: {memory: 8}}]")
+    text = text.replace("                    limits:", "                    queues:\n"
+                        "                      - name: deep\n"
+                        "                        limits: [{users: [alice], maxresources: "
+                        "{memory: 9}}]\n                    limits:")
+    error = refused(text)
+    assert error.path.endswith(".queues[0].limits[0].maxresources.memory")
+    assert "larger than 8 set on a parent queue" in error.reason
+
+
+# ---------------------------------------------------------------------------
 # the same refusal everywhere: validate-config, registration, reload
 # ---------------------------------------------------------------------------
 

@@ -368,8 +368,11 @@ class _PartitionChecker:
     ) -> None:
         """A user's or group's limit on a queue stays within its limits on ancestor queues.
 
-        YuniKorn: resources compare per type where both set one; an ancestor's
-        non-zero maxapplications requires a non-zero, not larger, value below.
+        YuniKorn (``checkLimitResource``, ``checkLimitMaxApplications``): resources
+        compare per type where both set one; an ancestor's non-zero maxapplications
+        requires a non-zero, not larger, value below. A name no ancestor limits is held
+        to an ancestor's wildcard limit of its kind instead (and what it sets then
+        binds below it, not the wildcard's).
         """
         path = self.limits_path(queue)
         own_user_res, own_group_res = dict(user_res), dict(group_res)
@@ -381,31 +384,45 @@ class _PartitionChecker:
                 (limit.groups, "group", own_group_res, own_group_apps, group_res, group_apps),
             ):
                 for name in names:
+                    self._check_limit_within(limit, name, kind, lpath, parent_res, parent_apps)
                     above = parent_res.get(name)
-                    if above is not None:
-                        over = _fits(above, limit.maxresources)
-                        if over is not None:
-                            raise ConfigError(
-                                f"{kind} {name!r} maxresources {over} "
-                                f"{limit.maxresources[over]} is larger than "
-                                f"{above[over]} set on a parent queue",
-                                key_path(f"{lpath}.maxresources", over),
-                            )
                     res_map[name] = _min_permissive(limit.maxresources, above)
-                    above_apps = parent_apps.get(name)
-                    if above_apps:
-                        if limit.maxapplications == 0 or limit.maxapplications > above_apps:
-                            raise ConfigError(
-                                f"{kind} {name!r} maxapplications {limit.maxapplications} "
-                                f"must be between 1 and {above_apps} set on a parent queue",
-                                f"{lpath}.maxapplications",
-                            )
-                        apps_map[name] = min(limit.maxapplications, above_apps)
-                    else:
-                        apps_map[name] = limit.maxapplications
+                    apps_map[name] = limit.maxapplications
         for child in queue.queues:
             self.check_limit_hierarchy(
                 child, own_user_res, own_group_res, own_user_apps, own_group_apps
+            )
+
+    @staticmethod
+    def _check_limit_within(
+        limit: LimitConfig,
+        name: str,
+        kind: str,
+        lpath: str,
+        parent_res: Mapping[str, Mapping[str, int]],
+        parent_apps: Mapping[str, int],
+    ) -> None:
+        """One name of a limit against the limits above it: its own, else the wildcard's."""
+        if name in parent_res:
+            whose, key = "set on a parent queue", name
+        elif name != WILDCARD and WILDCARD in parent_res:
+            whose, key = f"set by the wildcard {kind} limit of a parent queue", WILDCARD
+        else:
+            return
+        above = parent_res[key]
+        over = _fits(above, limit.maxresources)
+        if over is not None:
+            raise ConfigError(
+                f"{kind} {name!r} maxresources {over} {limit.maxresources[over]} is larger "
+                f"than {above[over]} {whose}",
+                key_path(f"{lpath}.maxresources", over),
+            )
+        above_apps = parent_apps[key]
+        if above_apps and not 0 < limit.maxapplications <= above_apps:
+            raise ConfigError(
+                f"{kind} {name!r} maxapplications {limit.maxapplications} must be between "
+                f"1 and {above_apps} {whose}",
+                f"{lpath}.maxapplications",
             )
 
     # -- node sorting --------------------------------------------------------
