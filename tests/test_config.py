@@ -561,12 +561,23 @@ def test_root_must_not_set_resources(resources: str, path: str) -> None:
     assert "root queue must not set resource" in error.reason
 
 
-@pytest.mark.parametrize(
-    "resources", ["resources:\n  max:\n  guaranteed:", "resources: {max: {}, guaranteed: {}}"]
-)
-def test_root_with_empty_resources_is_fine(resources: str) -> None:
+@pytest.mark.parametrize("resources", ["resources:\n  max:\n  guaranteed:", "resources: {}"])
+def test_root_with_unset_resources_is_fine(resources: str) -> None:
     root = root_of(under_root("", root_extra=resources))
     assert root.resources.max == {} and root.resources.guaranteed == {}
+
+
+@pytest.mark.parametrize(
+    ("resources", "path"),
+    [("{max: {}}", "max"), ("{guaranteed: {}, max: {}}", "guaranteed"),
+     ("{guaranteed: {}, max: {vcore: 2}}", "max")],
+)
+def test_root_with_empty_resource_maps_is_refused(resources: str, path: str) -> None:
+    # YuniKorn's checkQueuesStructure refuses a map that is written, even empty
+    # (configvalidator_test.go TestCheckQueuesStructure sets one with values)
+    error = config_error(under_root("", root_extra=f"resources: {resources}"))
+    assert error.path == f"partitions[0].queues[0].resources.{path}"
+    assert "root queue must not set resource" in error.reason
 
 
 def test_yaml_anchors_and_merge_keys() -> None:

@@ -118,8 +118,9 @@ class _PartitionChecker:
         YuniKorn: when the top level is not a single ``root`` queue (several
         queues, one other queue, or an empty list) a root queue is inserted
         above them, so YuniKorn's own example files load; ``root`` matches in
-        any case and is stored as ``root``. (YuniKorn also rejects an explicitly
-        empty ``max: {}`` on root; here only a listed resource type is an error.)
+        any case and is stored as ``root``. Root's ``guaranteed`` or ``max`` is an
+        error even when written as an empty map (``max: {}``), as in YuniKorn; one
+        written ``null`` is unset.
         """
         part, path = self.partition, self.path
         queues = part.queues
@@ -128,8 +129,11 @@ class _PartitionChecker:
             root.name = ROOT_QUEUE
             self.paths[id(root)] = f"{path}.queues[0]"
             children = f"{path}.queues[0].queues"
-            if root.resources.is_set:
-                where = "guaranteed" if root.resources.guaranteed else "max"
+            written = [key for key in ("guaranteed", "max")
+                       if key in root.resources.model_fields_set]
+            if written:
+                where = next((key for key in written if getattr(root.resources, key)),
+                             written[0])
                 raise ConfigError(
                     "the root queue must not set resource limits (its max is the partition's size)",
                     f"{path}.queues[0].resources.{where}",
