@@ -157,6 +157,7 @@ LIMITS_LEAF = """              - name: l{leaf}
 
 LIMITS_GROUP = """                  - groups: [team-{team}]
                     maxresources: {{memory: 20000}}
+                    maxapplications: 1000
                   - groups: ["*"]
                     maxresources: {{memory: 50000}}
                     maxapplications: 1000
@@ -185,6 +186,7 @@ def limits_config() -> str:
             "            limits:\n"
             f"              - users: [user-{parent}, user-{parent + 4}]\n"
             "                maxresources: {memory: 500}\n"
+            "                maxapplications: 5\n"
             "              - users: [\"*\"]\n"
             "                maxresources: {memory: 800}\n"
             "                maxapplications: 5\n"

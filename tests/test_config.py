@@ -315,7 +315,8 @@ def test_yunikorn_example_shape_file() -> None:
     assert default.root.queues[2].submit_acl.allows("x", ["analysts"])
     assert default.limits[0].maxresources == {"memory": 20_000, "vcore": 20_000}
     rule = default.placementrules[0]
-    assert rule.name == "User" and rule.parent is not None and rule.parent.name == "Provided"
+    # rule names are read in lower case, as YuniKorn's newRule reads them
+    assert rule.name == "user" and rule.parent is not None and rule.parent.name == "provided"
     assert rule.filter.type == "allow" and rule.filter.groups == ["analysts"]
     # the second partition lists its queues without a root: one is inserted
     assert len(gpu.queues) == 1
@@ -560,12 +561,23 @@ def test_root_must_not_set_resources(resources: str, path: str) -> None:
     assert "root queue must not set resource" in error.reason
 
 
-@pytest.mark.parametrize(
-    "resources", ["resources:\n  max:\n  guaranteed:", "resources: {max: {}, guaranteed: {}}"]
-)
-def test_root_with_empty_resources_is_fine(resources: str) -> None:
+@pytest.mark.parametrize("resources", ["resources:\n  max:\n  guaranteed:", "resources: {}"])
+def test_root_with_unset_resources_is_fine(resources: str) -> None:
     root = root_of(under_root("", root_extra=resources))
     assert root.resources.max == {} and root.resources.guaranteed == {}
+
+
+@pytest.mark.parametrize(
+    ("resources", "path"),
+    [("{max: {}}", "max"), ("{guaranteed: {}, max: {}}", "guaranteed"),
+     ("{guaranteed: {}, max: {vcore: 2}}", "max")],
+)
+def test_root_with_empty_resource_maps_is_refused(resources: str, path: str) -> None:
+    # YuniKorn's checkQueuesStructure refuses a map that is written, even empty
+    # (configvalidator_test.go TestCheckQueuesStructure sets one with values)
+    error = config_error(under_root("", root_extra=f"resources: {resources}"))
+    assert error.path == f"partitions[0].queues[0].resources.{path}"
+    assert "root queue must not set resource" in error.reason
 
 
 def test_yaml_anchors_and_merge_keys() -> None:
@@ -1141,6 +1153,10 @@ def placement(rules: str) -> str:
         "- name: user\n  create: true\n  parent: {name: fixed, value: parent}",
         "- name: tag\n  value: namespace\n  parent: {name: fixed, value: team}",
         "- name: Fixed\n  value: Leaf",
+        # YuniKorn's validator takes `Fixed` for a dynamic rule, and `team` (children,
+        # no `parent: true`) for a leaf: a rule that gives a parent fails at run time
+        "- {name: Fixed, value: Team}",
+        "- {name: provided}\n- {name: fixed, value: team}",
         "- name: user\n  filter: {type: DENY, users: ['^sys.*$']}",
         "- name: user\n  filter: {type: allow, users: [a, 'b c', '(']}",
     ],
@@ -1158,9 +1174,8 @@ def test_valid_placement_rules(rules: str) -> None:
         ("- name: user\n  filter: {type: block}", "[0].filter.type", "allow or deny"),
         ("- name: user\n  filter: {users: ['bad name']}", "[0].filter.users[0]", "regular"),
         ("- name: user\n  filter: {groups: ['(']}", "[0].filter.groups[0]", "regular"),
-        ("- {name: provided}\n- {name: fixed, value: team}", "[1]", "parent queue"),
+        ("- {name: provided}\n- {name: fixed, value: parent}", "[1]", "parent queue"),
         ("- {name: fixed, value: root.nothere}", "[0]", "missing queue"),
-        ("- {name: Fixed, value: Team}", "[0]", "parent queue"),
         ("- {name: fixed, value: root.leaf.below, create: true}", "[0]", "leaf queue"),
         ("- name: user\n  parent: {name: fixed, value: leaf}", "[0]", "leaf queue"),
         (

@@ -87,6 +87,8 @@ class _PartitionChecker:
         self.paths: dict[int, str] = {}
         self.warnings = warnings
         self.root_limits = ""
+        self.flagged: set[int] = set()
+        """Root and the queues written ``parent: true`` (YuniKorn's validator reads no more)."""
 
     def run(self) -> None:
         self.check_structure()
@@ -94,7 +96,7 @@ class _PartitionChecker:
         self.check_limits_structure()
         self.check_queues(root)
         self.check_resources(root, None)
-        check_placement_rules(self.partition, self.path)
+        check_placement_rules(self.partition, self.path, self.flagged)
         self.check_node_sort_policy()
         self.check_max_applications(root)
         self.check_limit_hierarchy(root, {}, {}, {}, {})
@@ -116,8 +118,9 @@ class _PartitionChecker:
         YuniKorn: when the top level is not a single ``root`` queue (several
         queues, one other queue, or an empty list) a root queue is inserted
         above them, so YuniKorn's own example files load; ``root`` matches in
-        any case and is stored as ``root``. (YuniKorn also rejects an explicitly
-        empty ``max: {}`` on root; here only a listed resource type is an error.)
+        any case and is stored as ``root``. Root's ``guaranteed`` or ``max`` is an
+        error even when written as an empty map (``max: {}``), as in YuniKorn; one
+        written ``null`` is unset.
         """
         part, path = self.partition, self.path
         queues = part.queues
@@ -126,8 +129,11 @@ class _PartitionChecker:
             root.name = ROOT_QUEUE
             self.paths[id(root)] = f"{path}.queues[0]"
             children = f"{path}.queues[0].queues"
-            if root.resources.is_set:
-                where = "guaranteed" if root.resources.guaranteed else "max"
+            written = [key for key in ("guaranteed", "max")
+                       if key in root.resources.model_fields_set]
+            if written:
+                where = next((key for key in written if getattr(root.resources, key)),
+                             written[0])
                 raise ConfigError(
                     "the root queue must not set resource limits (its max is the partition's size)",
                     f"{path}.queues[0].resources.{where}",
@@ -138,12 +144,15 @@ class _PartitionChecker:
             self.paths[id(root)] = f"{path}.queues"
             children = f"{path}.queues"
         root.parent = True
+        self.flagged.add(id(root))
         self._assign_paths(root, children)
 
     def _assign_paths(self, queue: QueueConfig, children: str) -> None:
         for index, child in enumerate(queue.queues):
             child_path = f"{children}[{index}]"
             self.paths[id(child)] = child_path
+            if child.parent:
+                self.flagged.add(id(child))
             self._assign_paths(child, f"{child_path}.queues")
 
     def check_limits_structure(self) -> None:
@@ -363,8 +372,11 @@ class _PartitionChecker:
     ) -> None:
         """A user's or group's limit on a queue stays within its limits on ancestor queues.
 
-        YuniKorn: resources compare per type where both set one; an ancestor's
-        non-zero maxapplications requires a non-zero, not larger, value below.
+        YuniKorn (``checkLimitResource``, ``checkLimitMaxApplications``): resources
+        compare per type where both set one; an ancestor's non-zero maxapplications
+        requires a non-zero, not larger, value below. A name no ancestor limits is held
+        to an ancestor's wildcard limit of its kind instead (and what it sets then
+        binds below it, not the wildcard's).
         """
         path = self.limits_path(queue)
         own_user_res, own_group_res = dict(user_res), dict(group_res)
@@ -376,31 +388,45 @@ class _PartitionChecker:
                 (limit.groups, "group", own_group_res, own_group_apps, group_res, group_apps),
             ):
                 for name in names:
+                    self._check_limit_within(limit, name, kind, lpath, parent_res, parent_apps)
                     above = parent_res.get(name)
-                    if above is not None:
-                        over = _fits(above, limit.maxresources)
-                        if over is not None:
-                            raise ConfigError(
-                                f"{kind} {name!r} maxresources {over} "
-                                f"{limit.maxresources[over]} is larger than "
-                                f"{above[over]} set on a parent queue",
-                                key_path(f"{lpath}.maxresources", over),
-                            )
                     res_map[name] = _min_permissive(limit.maxresources, above)
-                    above_apps = parent_apps.get(name)
-                    if above_apps:
-                        if limit.maxapplications == 0 or limit.maxapplications > above_apps:
-                            raise ConfigError(
-                                f"{kind} {name!r} maxapplications {limit.maxapplications} "
-                                f"must be between 1 and {above_apps} set on a parent queue",
-                                f"{lpath}.maxapplications",
-                            )
-                        apps_map[name] = min(limit.maxapplications, above_apps)
-                    else:
-                        apps_map[name] = limit.maxapplications
+                    apps_map[name] = limit.maxapplications
         for child in queue.queues:
             self.check_limit_hierarchy(
                 child, own_user_res, own_group_res, own_user_apps, own_group_apps
+            )
+
+    @staticmethod
+    def _check_limit_within(
+        limit: LimitConfig,
+        name: str,
+        kind: str,
+        lpath: str,
+        parent_res: Mapping[str, Mapping[str, int]],
+        parent_apps: Mapping[str, int],
+    ) -> None:
+        """One name of a limit against the limits above it: its own, else the wildcard's."""
+        if name in parent_res:
+            whose, key = "set on a parent queue", name
+        elif name != WILDCARD and WILDCARD in parent_res:
+            whose, key = f"set by the wildcard {kind} limit of a parent queue", WILDCARD
+        else:
+            return
+        above = parent_res[key]
+        over = _fits(above, limit.maxresources)
+        if over is not None:
+            raise ConfigError(
+                f"{kind} {name!r} maxresources {over} {limit.maxresources[over]} is larger "
+                f"than {above[over]} {whose}",
+                key_path(f"{lpath}.maxresources", over),
+            )
+        above_apps = parent_apps[key]
+        if above_apps and not 0 < limit.maxapplications <= above_apps:
+            raise ConfigError(
+                f"{kind} {name!r} maxapplications {limit.maxapplications} must be between "
+                f"1 and {above_apps} {whose}",
+                f"{lpath}.maxapplications",
             )
 
     # -- node sorting --------------------------------------------------------
