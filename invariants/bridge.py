@@ -333,10 +333,14 @@ def _read_pod(m: Monitor, rv: RMView, reading: Reading, asks: list[si.Allocation
             held.pod, held.good, held.size = pod, True, pod.resource_per_alloc.as_dict()
         reading.effects = True
         return
+    # A key whose pods ended comes again as one pod more than the key had (the seed's
+    # ask keeps counting its allocated repeats; YuniKorn forgets the key with its pod).
+    known = rv.asks.get(key)
     asks.append(si.AllocationAsk.model_construct(
         allocation_key=pod.allocation_key, application_id=pod.application_id,
         partition_name=pod.partition_name, resource_ask=pod.resource_per_alloc,
-        max_allocations=1, priority=pod.priority, execution_timeout_milli_seconds=0,
+        max_allocations=(known.allocated if known is not None else 0) + 1,
+        priority=pod.priority, execution_timeout_milli_seconds=0,
         tags=dict(pod.allocation_tags), task_group_name=pod.task_group_name,
         placeholder=pod.placeholder, originator=pod.originator,
         preemption_policy=pod.preemption_policy))
