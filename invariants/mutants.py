@@ -259,8 +259,8 @@ MUTANTS: tuple[Mutant, ...] = (
     M("priority.queues_tie_break_only", "priority",
       "YuniKorn sortQueue: with application.sort.priority enabled, a parent's children go by "
       "priority first, then by their usage share",
-      policies.ChildOrder, "_set", "(-child.priority, shares, path, child) if self._sort",
-      "(-child.priority, shares, path, child) if False"),
+      policies.ChildOrder, "_set", "(-child.priority, shares, more, path, child) if self._sort",
+      "(-child.priority, shares, more, path, child) if False"),
     M("preemption.own_leaf_victims", "preemption",
       "YuniKorn preemption law 3: the ask's own leaf never supplies victims",
       preemption.Preemptor, "_walk", "    if q is self.leaf:\n        return\n",
@@ -1057,6 +1057,17 @@ DIALECT: tuple[Mutant, ...] = (
 only it calls: the checker drives today's dialect through its own reading
 (``invariants/bridge.py``), so each must be caught like any broken core."""
 MUTANTS = (*MUTANTS, *DIALECT)
+
+
+PARITY: tuple[Mutant, ...] = (
+    M("sorting.queues_ignore_pending", "sorting",
+      "YuniKorn sortQueuesByPriorityAndFairness: queues tied on priority and usage go by "
+      "more pending first, not by path", policies.ChildOrder, "_set",
+      "more = -sum(child.pending.values())", "more = 0"),
+)
+"""Cores that break a rule where this core follows YuniKorn once more (queue ties, the
+RM's releases of any type)."""
+MUTANTS = (*MUTANTS, *PARITY)
 
 
 LITERAL: tuple[Mutant, ...] = (

@@ -108,13 +108,31 @@ def app_key(app: Application, f: Facts, before: Before, capacity: Mapping[str, i
         app.submit_time, prio, app.id)
 
 
+def pending_below(queue: Queue, before: Before) -> int:
+    """The sum of the quantities the applications below ``queue`` had pending just before
+    (each ask's resource times its repeats then pending)."""
+    total = 0
+    for app in below(queue):
+        for key, repeats in before.pending.get(app.id, {}).items():
+            ask = app.asks.get(key)
+            if ask is not None and repeats > 0:
+                total += repeats * sum(ask.resource.values())
+    return total
+
+
 def queue_key(queue: Queue, f: Facts, before: Before, values: Mapping[str, int],
               priority_first: bool) -> tuple[object, ...]:
-    """A parent's order: usage shares against the queue's guarantee, priority, path
-    (priority first when the parent sorts by priority)."""
+    """A parent's order: usage shares against the queue's guarantee, priority, more
+    pending first, path (priority first when the parent sorts by priority).
+
+    YuniKorn's ``sortQueuesByPriorityAndFairness`` puts a queue first when its
+    pending is at least the other's in every type and more in one; the sum of the
+    pending quantities orders every such pair that way, and is the core's documented
+    order for the pairs YuniKorn leaves to map iteration."""
     s = shares(before.queue_used.get(queue.path, {}), f.guaranteed or {})
     prio = -values.get(queue.path, 0)
-    return (prio, s, queue.path) if priority_first else (s, prio, queue.path)
+    more = -pending_below(queue, before)
+    return (prio, s, more, queue.path) if priority_first else (s, prio, more, queue.path)
 
 
 def _started_before(app: Application, before: Before) -> bool:
@@ -157,7 +175,8 @@ def _starting(ctx: CheckContext, p: PartitionState, app: Application, before: Be
     "been placed just before it (a runnable application, an ask within its queue path's "
     "headroom and its user's and group's limits, a schedulable node with room not reserved "
     "for another ask): no sibling queue on its path sorted before (fair: usage shares of "
-    "the guarantee, then priority, then path), no application of its leaf sorted before "
+    "the guarantee, then priority, then more pending first by the sum of its pending "
+    "quantities, then path), no application of its leaf sorted before "
     "(fifo and stateaware: submission time, priority, id; fair: usage shares of the "
     "leaf's guarantee or the partition's capacity, priority, submission), and no ask of "
     "its own application sorted before (priority, then arrival) could be placed; in a "

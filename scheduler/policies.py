@@ -5,7 +5,11 @@ by resource usage, let each partition choose how nodes are sorted. Where the
 seed stops, the policies follow Apache YuniKorn:
 
 - queues: fair, by the per-type usage shares of ``allocated`` against
-  ``guaranteed`` (largest share first, compared lexicographically), then path;
+  ``guaranteed`` (largest share first, compared lexicographically), then more
+  pending first (YuniKorn's ``sortQueuesByPriorityAndFairness``: a queue whose
+  pending is at least another's in every type and more in one goes first; here
+  by the sum of the pending quantities, which orders every such pair the same
+  way and also the pairs YuniKorn leaves to map order), then path;
 - applications (``application.sort.policy``): ``fifo`` by submission time,
   ties by the highest priority among the pending asks (YuniKorn's
   ``sortApplicationsBySubmissionTimeAndPriority``), then by id; ``fair`` by
@@ -169,7 +173,8 @@ def forget(queues: Iterable[Queue]) -> None:
 
 
 class ChildOrder:
-    """A parent's children with pending resources, by (priority,) usage share, path.
+    """A parent's children with pending resources, by (priority,) usage share, more
+    pending first (the sum of its pending quantities), path.
 
     A plain list of keys kept sorted with ``bisect``, each key ending in the
     queue itself (never compared: the path before it is unique): a parent has
@@ -212,8 +217,9 @@ class ChildOrder:
         key: tuple[Any, ...] | None = None
         if child is not None and child.pending and not child.resting:
             shares = res.shares(child.allocated, child.guaranteed or _NONE)
-            key = ((-child.priority, shares, path, child) if self._sort
-                   else (shares, -child.priority, path, child))
+            more = -sum(child.pending.values())
+            key = ((-child.priority, shares, more, path, child) if self._sort
+                   else (shares, -child.priority, more, path, child))
         old = self._keys.get(path)
         if key != old:
             _rekey(self._order, old, key)

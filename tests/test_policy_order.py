@@ -29,8 +29,9 @@ from scheduler.objects import Application, Queue
 # ------------------------------------------------------------ the reference: the old full sort
 
 
-def ref_queue_key(queue: Queue) -> tuple[list[float], str]:
-    return (rs.shares(queue.allocated, queue.guaranteed or {}), queue.path)
+def ref_queue_key(queue: Queue) -> tuple[list[float], int, str]:
+    return (rs.shares(queue.allocated, queue.guaranteed or {}), -sum(queue.pending.values()),
+            queue.path)
 
 
 def ref_children(queue: Queue) -> list[Queue]:
@@ -40,7 +41,7 @@ def ref_children(queue: Queue) -> list[Queue]:
             kids.sort(key=lambda q: (-q.priority, ref_queue_key(q)))
         else:
             kids.sort(key=lambda q: (rs.shares(q.allocated, q.guaranteed or {}), -q.priority,
-                                     q.path))
+                                     -sum(q.pending.values()), q.path))
     return kids
 
 

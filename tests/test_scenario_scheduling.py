@@ -32,6 +32,31 @@ def test_fair_queue_sorting_by_share_of_guaranteed() -> None:
     assert env.queue("root.b")["allocated"] == {"memory": 20}
 
 
+THREE = config("""
+- name: a
+- name: b
+- name: c
+""")
+
+
+def test_queues_tied_on_usage_go_by_more_pending_first() -> None:
+    """YuniKorn's ``sortQueuesByPriorityAndFairness`` (``objects/sorters.go``; the
+    ``fair - pending resource`` case of ``sorters_test.go`` TestSortQueuesWithGuarantees
+    ties four queues on priority and fair share): at equal priority and usage the queue
+    with more pending goes first, not the first path. Nothing used yet: b (30 pending)
+    before c (20) before a (10); once b uses 10, a and c share the lower usage and c,
+    pending more, goes next."""
+    env = Env(THREE)
+    env.add_node("node-1", 10)
+    for q, repeats in (("a", 1), ("b", 3), ("c", 2)):
+        env.add_app(f"app-{q}", f"root.{q}")
+        env.ask(f"app-{q}", "k", 10, repeats=repeats)
+    assert env.schedule() == 1
+    env.add_node("node-2", 10)
+    assert env.schedule() == 1
+    assert [a.application_id for a in env.shim.allocations] == ["app-b", "app-c"]
+
+
 def test_fair_queue_sorting_prefers_less_used_queue() -> None:
     """a holds 50/100 = 0.5 of its guarantee, b 90/200 = 0.45: the single free slot goes to b."""
     env = Env(GUARANTEED)

@@ -76,9 +76,8 @@ def add_pending(app: Application, ask: Ask) -> None:
     delta = ask.resource if repeats == 1 else res.multiply(ask.resource, repeats)
     res.add_into(app.pending, delta)
     for q in app.queue.ancestry() if app.queue else ():
-        if not q.pending:
-            policies.queue_changed(q)  # it joins its parent's order
         res.add_into(q.pending, delta)
+        policies.queue_changed(q)  # it joins its parent's order, or its pending grew
     if was_pending and pending.first() is not ask:
         # The first pending ask, whose priority is the application's, is the same one:
         # nothing any order reads has changed (most asks of an arrival take this way).
@@ -95,8 +94,7 @@ def remove_pending(app: Application, ask: Ask) -> None:
     res.sub_from(app.pending, delta)
     for q in app.queue.ancestry() if app.queue else ():
         res.sub_from(q.pending, delta)
-        if not q.pending:
-            policies.queue_changed(q)  # it leaves its parent's order
+        policies.queue_changed(q)  # it leaves its parent's order, or its pending shrank
     ask.pending_repeats = 0
     priority.refresh_app(app)
     reorder(app, was_pending, old_priority)
@@ -109,7 +107,9 @@ def consume_repeat(p: PartitionState, app: Application, ask: Ask) -> None:
     for q in app.queue.ancestry() if app.queue else ():
         res.sub_from(q.pending, r)
         if not q.pending:
-            policies.queue_changed(q)  # it leaves its parent's order
+            # It leaves its parent's order (a smaller pending is re-keyed by the mark of
+            # ``bind``, which every allocation that consumes a repeat goes through).
+            policies.queue_changed(q)
     ask.pending_repeats -= 1
     ask.allocated_count += 1
     if ask.pending_repeats == 0:
@@ -122,8 +122,9 @@ def consume_repeat(p: PartitionState, app: Application, ask: Ask) -> None:
 
 def reorder(app: Application, was_pending: bool, old_priority: int) -> None:
     """The application's pending asks changed: mark what the kept orders read from that
-    (``policies``). Pending amounts are not in any key, only whether there are any; a
-    changed priority moves the application and may move every queue of its path."""
+    (``policies``). An application's key reads only whether it has pending asks (a
+    queue's reads its pending amounts, marked where they change); a changed priority
+    moves the application and may move every queue of its path."""
     if app.priority != old_priority:
         policies.app_changed(app)
         for q in app.queue.ancestry() if app.queue else ():
