@@ -280,8 +280,10 @@ def _ending(config: str, kind: str, ask_leaf: str, victim: str) -> list[str]:
      "protocol.no_exception"),
     ("PREEMPTION", "room", "root.a", "root.b", "preemption.while_it_fits",
      "preemption.trigger"),
-    ("PREEMPTION", "required", "root.a", "root.b", "preemption.required_victims_by_age_only",
+    ("PREEMPTION", "required", "root.a", "root.b", "preemption.required_oldest_first",
      "preemption.order"),
+    ("PREEMPTION", "required", "root.a", "root.b", "preemption.required_takes_more",
+     "preemption.enough"),
 ])
 def test_each_directed_ending_passes_on_the_core_and_catches_its_broken_core(
         config: str, kind: str, ask_leaf: str, victim: str, mutant: str, rule: str) -> None:

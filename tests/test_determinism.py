@@ -398,7 +398,7 @@ if __name__ == "__main__":
     sys.stdout.write(run_scenario())
 
 
-ZERO_PRIORITY_SHA256 = "854525393cf4ee18a6ab57c86d7f689b58804586d74921ab679a49316203eb9e"
+ZERO_PRIORITY_SHA256 = "a8ebe6e2bd64785cc53a17bcd97855132347cdfad581ad9eb4d44384fe73f9fc"
 """The scenario with every ask at priority 0, as the core answered it before priority
 scheduling (issue 12; computed on ``main`` after the interop merge, 20091c8). Issue 13
 (preemption) changed only the dumps: every queue gained ``preempting`` and every allocation
