@@ -52,6 +52,8 @@ def add_check_command(sub: Any) -> None:
     p.add_argument("--stats", action="store_true", help="print throughput and where time goes")
     p.add_argument("--no-replay", action="store_true",
                    help="do not replay the stored counterexamples first")
+    p.add_argument("--no-liveness", action="store_true",
+                   help="do not drive each case's end to rest and judge liveness there")
     p.add_argument("--self-test", action="store_true",
                    help="run the deliberately broken cores and report the kill score")
     p.add_argument("--quiet", action="store_true", help="no progress line")
@@ -147,7 +149,8 @@ def _check(args: argparse.Namespace) -> int:
     if args.seconds is None:
         args.seconds = 60.0
     opts = Options(seed=seed, seconds=args.seconds, examples=args.examples, steps=args.steps,
-                   workers=args.workers, config=config, stats=args.stats)
+                   workers=args.workers, config=config, stats=args.stats,
+                   liveness=not args.no_liveness)
     return _search(args, opts)
 
 
@@ -183,8 +186,10 @@ def _replay_stored(folder: Path) -> int:
 
 def _search(args: argparse.Namespace, opts: Any) -> int:
     from . import runner
+    from .liveness import CASE_ENDS
 
-    print(f"checking {len(REGISTRY)} invariants and {len(PROTOCOL)} protocol rules for "
+    ends = f", {len(CASE_ENDS)} liveness properties at case ends" if opts.liveness else ""
+    print(f"checking {len(REGISTRY)} invariants and {len(PROTOCOL)} protocol rules{ends} for "
           f"{args.seconds:g}s with {opts.workers} worker(s)"
           f"{' (configuration ' + args.config + ')' if args.config else ''}", flush=True)
     tty = sys.stderr.isatty() and not args.quiet
@@ -236,7 +241,9 @@ def _report_failure(args: argparse.Namespace, failure: Any) -> int:
     v = failure.violation
     print(f"\nVIOLATION {v}")
     print(f"  found in case {failure.case} (worker {failure.worker}) after "
-          f"{failure.elapsed:.1f}s, {len(failure.steps)} steps")
+          f"{failure.elapsed:.1f}s, {len(failure.steps)} steps"
+          + (", at the case's end: driven to rest (every release confirmed, every timer "
+             "passed), the core broke it there" if failure.quiescent else ""))
     budget = 30.0 if args.shrink_seconds is None else args.shrink_seconds
     shrunk = shrink.shrink(failure, budget)
     name = f"{time.strftime('%Y%m%d-%H%M%S')}-{v.invariant}-seed{failure.seed}.jsonl"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from statemachines.sources import markdown_table
 
 from .coverage import GOALS
-from .liveness import LIVENESS
+from .liveness import CASE_ENDS, LIVENESS
 from .protocol import PROTOCOL
 from .registry import REGISTRY
 from .seedmap import MAP
@@ -32,7 +32,9 @@ The explorer (`yunikorn-fsm explore`, `docs/checker.md` "Exploring small
 scopes") holds the same invariants and protocol rules in every state of a
 small scope, and the **liveness properties** in each state's quiescent
 closure (`invariants/liveness.py`): what must eventually happen once the
-shim only answers and the clock passes every timer.
+shim only answers and the clock passes every timer. The random checker drives
+the end of each test case to rest the same way and judges there the properties
+marked "case ends" below (those that read every limit its cases draw).
 
 Seeds, cited by their short names and section headings (`statemachines/sources.py`):
 """
@@ -63,9 +65,11 @@ def render() -> str:
     for check in PROTOCOL.values():
         out += ["", f"### `{check.name}`", "", f"**Statement.** {check.statement}", "",
                 f"**Seed.** {check.seed}", "", f"**A violation means.** {check.meaning}"]
-    out += ["", "## Liveness properties (explorer)", "", "| property | seed section |",
-            "| --- | --- |"]
-    out += [f"| [`{p.name}`](#{_anchor(p.name)}) | {p.seed} |" for p in LIVENESS.values()]
+    out += ["", "## Liveness properties (explorer; case ends)", "",
+            "| property | seed section | judged at the checker's case ends |",
+            "| --- | --- | --- |"]
+    out += [f"| [`{p.name}`](#{_anchor(p.name)}) | {p.seed} | "
+            f"{'yes' if p.name in CASE_ENDS else 'no'} |" for p in LIVENESS.values()]
     for prop in LIVENESS.values():
         out += ["", f"### `{prop.name}`", "", f"**Statement.** {prop.statement}", "",
                 f"**Seed.** {prop.seed}", "", f"**A violation means.** {prop.meaning}"]

@@ -1080,8 +1080,9 @@ LITERAL: tuple[Mutant, ...] = (
       "        return\n",
       "    if not pending_ph:\n        return\n"),
 )
-"""Cores that follow a seed to the letter where our reading departs from it: no safety
-rule breaks, only liveness does (the explorer finds them; the random checker can not)."""
+"""Cores that follow a seed to the letter where our reading departs from it: the explorer
+finds them in a state's quiescent closure; the random checker also by ``protocol.timers``
+(the timer that must have fired by a later cycle)."""
 
 
 STALLED: tuple[Mutant, ...] = (
@@ -1092,8 +1093,8 @@ STALLED: tuple[Mutant, ...] = (
       "            if False and reserved != allocate.NEW_RESERVATION \\\n"),
 )
 """Cores that never break a safety rule but leave work waiting forever where YuniKorn's
-rules say it must go on: only a liveness property catches them (the explorer finds them;
-the random checker can not)."""
+rules say it must go on: only a liveness property catches them (the explorer in a state's
+quiescent closure, the random checker at a case's end, driven to rest)."""
 
 
 def _edited(mutant: Mutant) -> Callable[..., Any]:

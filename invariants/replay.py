@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from scheduler.trace import Step, Trace, header, write_trace
 
-from . import describe
+from . import describe, liveness
 from .registry import Violation
 from .rules import predicate_for
 from .runner import CLOCK_START, Failure, scheduler_options
@@ -81,7 +81,7 @@ def run(trace: Trace, out: TextIO | None = None) -> Replayed:
                     out.write(f"VIOLATION {v}\n")
             return result
     if _quiescent(trace.header):
-        end = settle(world)
+        end = settle(world, _judged(trace.header))
         if out is not None:
             for step in end.steps:
                 out.write(f"   +  {describe.step(step)}  (driving to quiescence)\n")
@@ -96,16 +96,25 @@ def run(trace: Trace, out: TextIO | None = None) -> Replayed:
 
 
 def _quiescent(head: dict[str, Any]) -> bool:
-    """The explorer marks a trace whose end is judged for liveness once it comes to rest."""
+    """The explorer and the checker mark a trace whose end is judged for liveness once it
+    comes to rest."""
     return bool((head.get("checker") or {}).get("quiescent"))
 
 
-def settle(world: World) -> Closure:
-    """Drive the world to rest (confirm every release, pass every timer) and judge liveness."""
+def _judged(head: dict[str, Any]) -> tuple[str, ...] | None:
+    """The liveness properties a quiescent trace's end is judged by: the checker's case
+    ends name theirs (``liveness.CASE_ENDS``); the explorer's judge every one (None)."""
+    names = (head.get("checker") or {}).get("liveness")
+    return tuple(str(n) for n in names) if isinstance(names, list) else None
+
+
+def settle(world: World, properties: Sequence[str] | None = None) -> Closure:
+    """Drive the world to rest (confirm every release, pass every timer) and judge the
+    liveness ``properties`` there (default: every one)."""
     from .explore.closure import run as quiesce
     from .explore.fingerprint import fingerprint
 
-    end, _ = quiesce(world, fingerprint)
+    end, _ = quiesce(world, fingerprint, properties=properties)
     return end
 
 
@@ -148,7 +157,7 @@ def write(path: Path, config: str, clock_start: float, steps: Sequence[Step],
     else:
         problems = []
         if _quiescent(head):
-            end = settle(world)
+            end = settle(world, _judged(head))
             for step in end.steps:
                 lines.append(step)
             problems = end.violations
@@ -162,7 +171,10 @@ def save(failure: Failure, steps: Sequence[Step], folder: Path, name: str) -> Pa
     """Write a found failure, shrunk to ``steps``, as a trace file under ``folder``.
 
     The steps are the checker's, with uuids of the original run translated;
-    the file holds the uuids the fresh core handed out, so it replays alone.
+    the file holds the uuids the fresh core handed out, so it replays alone. A failure
+    found at a case's end is marked ``quiescent`` with the properties judged there, so
+    the trace's end is driven to rest and judged again (the closure's steps follow the
+    trace's own, marked as driving to quiescence).
     """
     world = World(CLOCK_START, failure.scenario.predicate(), translate=failure.sym,
                   scheduler_options=scheduler_options(failure.scenario))
@@ -170,11 +182,13 @@ def save(failure: Failure, steps: Sequence[Step], folder: Path, name: str) -> Pa
         world.run(step)
     config = next((s.request.config for s in world.steps
                    if s.call == "register_resource_manager"), "")
+    ending = {"quiescent": True, "liveness": list(liveness.CASE_ENDS)} \
+        if failure.quiescent else {}
     return write(folder / name, config, CLOCK_START, world.steps, {
         "seed": failure.seed, "case": failure.case, "worker": failure.worker,
         "invariant": failure.violation.invariant,
         "predicate_salt": failure.scenario.predicate_salt,
-        "rm_pause_timeout": failure.scenario.rm_pause_timeout})
+        "rm_pause_timeout": failure.scenario.rm_pause_timeout, **ending})
 
 
 def _json(message: Any) -> Any:

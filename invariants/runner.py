@@ -41,6 +41,9 @@ class Options:
     rules: frozenset[str] | None = None
     stats: bool = False
     progress: bool = False
+    liveness: bool = True
+    """Each case that broke no rule ends driven to rest, where the liveness properties of
+    ``liveness.CASE_ENDS`` are judged."""
 
 
 @dataclass
@@ -56,6 +59,10 @@ class Failure:
     violations: list[Violation]
     sym: dict[str, tuple[str, str, int]]
     elapsed: float
+    quiescent: bool = False
+    """The violation came once the case's steps were over, driving the core to rest (a
+    liveness property, or a rule broken on the way there): ``steps`` are the case's, and
+    whoever runs them again drives the end to rest the same way (``replay.settle``)."""
 
 
 @dataclass
@@ -90,9 +97,23 @@ def case_seed(seed: int, worker: int, case: int) -> int:
     return random.Random(f"{seed}/{worker}/{case}").randrange(1 << 62)
 
 
+SETTLING = "(case end: driven to rest)"
+"""How ``--stats`` names the time spent driving each case to rest and judging liveness."""
+
+
 def run_case(seed: int, opts: Options, coverage: Coverage | None = None,
              timings: Outcome | None = None) -> tuple[World, list[Violation], int]:
-    """One test case; returns its world, the violations that stopped it, and its steps."""
+    """One test case; returns its world, the violations that stopped it, and its steps.
+
+    A case whose steps broke nothing is driven to rest (with ``opts.liveness``) and judged
+    there (:func:`case_end`); the world's steps stay the case's own."""
+    world, problems, steps, _ = _case(seed, opts, coverage, timings)
+    return world, problems, steps
+
+
+def _case(seed: int, opts: Options, coverage: Coverage | None,
+          timings: Outcome | None) -> tuple[World, list[Violation], int, bool]:
+    """:func:`run_case`, and whether the violations came at the case's end."""
     scenario = Scenario.draw(seed, opts.config, opts.steps, opts.rules)
     world = World(CLOCK_START, scenario.predicate(), coverage,
                   scheduler_options=scheduler_options(scenario),
@@ -107,10 +128,28 @@ def run_case(seed: int, opts: Options, coverage: Coverage | None = None,
             spent = time.perf_counter() - started
             timings.rule_seconds[gen.current] = timings.rule_seconds.get(gen.current, 0.0) + spent
         if problems:
-            return world, problems, steps
+            return world, problems, steps, False
     if timings is not None:
         timings.rule_counts.update(gen.counts)
-    return world, [], steps
+    if not opts.liveness:
+        return world, [], steps, False
+    return world, case_end(world, timings), steps, True
+
+
+def case_end(world: World, timings: Outcome | None = None) -> list[Violation]:
+    """Drive a case's world to rest and judge liveness there; the world's steps stay the
+    case's own (the shrinker and the trace drive them to rest again themselves)."""
+    from . import liveness
+    from .replay import settle
+
+    started = time.perf_counter() if timings is not None else 0.0
+    case = len(world.steps)
+    end = settle(world, liveness.CASE_ENDS)
+    del world.steps[case:]
+    if timings is not None:
+        timings.rule_seconds[SETTLING] = timings.rule_seconds.get(SETTLING, 0.0) \
+            + time.perf_counter() - started
+    return end.violations
 
 
 def scheduler_options(scenario: Scenario) -> dict[str, Any]:
@@ -130,15 +169,15 @@ def search(opts: Options, worker: int = 0, deadline: float | None = None,
         if stop is not None and stop.is_set():
             break
         seed = case_seed(opts.seed, worker, case)
-        world, problems, steps = run_case(seed, opts, out.coverage,
-                                          out if opts.stats else None)
+        world, problems, steps, at_end = _case(seed, opts, out.coverage,
+                                               out if opts.stats else None)
         out.cases += 1
         out.coverage.cases += 1
         out.steps += steps
         if problems:
             out.failure = Failure(opts.seed, case, worker, Scenario.draw(
                 seed, opts.config, opts.steps, opts.rules), list(world.steps), problems[0],
-                problems, dict(world.shim.sym), time.monotonic() - started)
+                problems, dict(world.shim.sym), time.monotonic() - started, at_end)
             if stop is not None:
                 stop.set()
             break

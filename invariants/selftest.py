@@ -22,7 +22,7 @@ from pathlib import Path
 
 from scheduler.trace import read_trace
 
-from .mutants import MUTANTS, applied, by_name
+from .mutants import LITERAL, MUTANTS, STALLED, applied, by_name
 from .runner import Options, search
 
 
@@ -42,6 +42,12 @@ class Verdict:
     shrink_seconds: float = 0.0
     replays: bool = False
     """The written trace breaks the same rule on the broken core and passes on the real one."""
+
+
+CORES = (*MUTANTS, *LITERAL, *STALLED)
+"""Every broken core the self-test runs: the safety ones, and those only liveness catches
+in the explorer (the random checker catches the literal one by ``protocol.timers`` and the
+stalled one at a case's end, by ``liveness.preemption_serves``)."""
 
 
 EXAMPLES = 500
@@ -105,7 +111,7 @@ def self_test(seed: int, workers: int, examples: int | None = EXAMPLES,
     if examples is None and seconds is None:
         raise ValueError("the self-test needs a budget: examples, seconds or both")
     ctx = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
-    tasks = [(m.name, seed, examples, seconds, shrink_seconds) for m in MUTANTS]
+    tasks = [(m.name, seed, examples, seconds, shrink_seconds) for m in CORES]
     print(f"self-test: {len(tasks)} broken cores, {budget_text(examples, seconds)} each",
           flush=True)
     verdicts: list[Verdict] = []

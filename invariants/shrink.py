@@ -23,7 +23,8 @@ from typing import Any
 from scheduler import si
 from scheduler.trace import Step
 
-from . import bridge
+from . import bridge, liveness
+from .replay import settle
 from .runner import CLOCK_START, Failure, scheduler_options
 from .world import World
 
@@ -49,7 +50,8 @@ class _Budget:
 
 
 def fails(failure: Failure, steps: Sequence[Step], budget: _Budget | None = None) -> bool:
-    """Whether these steps, replayed on a fresh core, break the failure's rule again."""
+    """Whether these steps, replayed on a fresh core, break the failure's rule again (one
+    found at a case's end: once they are over and the core is driven to rest)."""
     if budget is not None:
         budget.runs += 1
     target = failure.violation.invariant
@@ -58,7 +60,10 @@ def fails(failure: Failure, steps: Sequence[Step], budget: _Budget | None = None
     for step in steps:
         if any(v.invariant == target for v in world.run(step)):
             return True
-    return False
+    if not failure.quiescent:
+        return False
+    world.untranslated()
+    return any(v.invariant == target for v in settle(world, liveness.CASE_ENDS).violations)
 
 
 def shrink(failure: Failure, seconds: float = 30.0) -> Shrunk:

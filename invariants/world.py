@@ -110,6 +110,11 @@ class World:
             self._observe(step, error)
         return problems
 
+    def untranslated(self) -> None:
+        """From now on steps name this run's uuids (the steps that drive a shrinking
+        candidate to rest are read from its own shim): nothing is translated any more."""
+        self._original = None
+
     def _execute(self, step: Step) -> None:
         api = self.api
         call = step.call

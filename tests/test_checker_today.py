@@ -109,3 +109,18 @@ def test_a_short_run_with_todays_rms_holds_every_rule() -> None:
     for case in range(12):
         _world, problems, _ = run_case(case_seed(3, 0, case), opts)
         assert problems == []
+
+
+def test_a_case_end_confirms_in_todays_words() -> None:
+    """Case 20 of seed 1 ends with a today's RM owing TIMEOUT confirmations of a gang's
+    placeholders: driving it to rest confirms them by key (a seed's confirmation would not
+    reach the core, which would hold them while the shim thought them gone)."""
+    world, problems, _ = run_case(case_seed(1, 0, 20), Options(seed=1, liveness=False))
+    assert problems == []
+    from invariants.explore.closure import speaks_today
+
+    assert speaks_today(world.steps, "checker-rm")
+    end = replay.settle(world)
+    confirmations = [s for s in end.steps if s.call == "update_allocation"]
+    assert confirmations and all(bridge.is_today(s) for s in confirmations)
+    assert not [v for v in end.violations if not v.invariant.startswith("liveness.")]

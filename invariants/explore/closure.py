@@ -12,12 +12,13 @@ closure that meets one stops there.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from scheduler.trace import Step
 
-from .. import liveness
+from .. import bridge, liveness
 from ..registry import Violation
 from ..world import World
 from .scope import next_live_timer, pending_confirmations
@@ -43,27 +44,54 @@ class Closure:
 
 
 def confirm_all(world: World) -> list[Step]:
-    """One request per running RM confirming every release the core started."""
+    """One request per running RM confirming every release the core started, in the SI
+    the RM speaks (today's by key, through ``invariants/bridge.py``)."""
     out = []
-    for _, rv in sorted(world.shim.rms.items()):
+    for rm_id, rv in sorted(world.shim.rms.items()):
         if rv.paused or rv.stopped:
             continue
         pending = pending_confirmations(rv)
-        if pending:
-            out.append(Step("update_allocation", request=rv.release_request(pending)))
+        if not pending:
+            continue
+        step = Step("update_allocation", request=rv.release_request(pending))
+        if speaks_today(world.steps, rm_id):
+            # A confirmation draws nothing from the speech stream (only an RM's own end
+            # of a running pod does): any stream says it the same.
+            out.extend(bridge.speak(step, rv, random.Random(0)))
+        else:
+            out.append(step)
     return out
+
+
+SAID = ("update_allocation", "update_node")
+"""The requests today's SI says in its own words (the others are the seed's in both)."""
+
+
+def speaks_today(steps: Sequence[Step], rm_id: str) -> bool:
+    """Whether the RM speaks today's SI: its registration said so, or a request of
+    today's came after it (an RM that has not said which speaks the seed's to the first
+    request it hears)."""
+    for step in reversed(steps):
+        request = step.request
+        if step.call == "register_resource_manager" and request.rm_id == rm_id:
+            return step.extra.get(bridge.REGISTERS) == bridge.TODAY
+        if step.call in SAID and request.rm_id == rm_id:
+            return bridge.is_today(step)
+    return False
 
 
 def run(world: World, fingerprint: Callable[[World], int],
         memo: dict[int, tuple[str, ...]] | None = None, start: int | None = None,
-        hint: bool = False) -> tuple[Closure, tuple[str, ...]]:
+        hint: bool = False, properties: Sequence[str] | None = None
+        ) -> tuple[Closure, tuple[str, ...]]:
     """Drive ``world`` to rest; return the closure and the names of the broken properties.
 
     With ``memo`` the closure stops at the first fingerprint it has met
     before and takes that verdict (its steps are then not complete: run
     again without ``memo`` to get the whole counterexample). ``start`` is the
     world's fingerprint when the caller has it. The model shim judges every
-    message on the way; the registered invariants are checked where it rests.
+    message on the way; the registered invariants are checked where it rests, then the
+    liveness ``properties`` (default: every one).
     """
     closure = Closure()
     met: list[int] = []
@@ -107,7 +135,7 @@ def run(world: World, fingerprint: Callable[[World], int],
             jumped = True
             moves = [Step.advance(JUMP), Step.schedule()]
         else:
-            return closure, _judge(world, closure, memo, met)
+            return closure, _judge(world, closure, memo, met, properties)
         for s in moves:
             if not step(s):
                 return closure, _remember(memo, met, closure)
@@ -119,12 +147,12 @@ def run(world: World, fingerprint: Callable[[World], int],
 
 
 def _judge(world: World, closure: Closure, memo: dict[int, tuple[str, ...]] | None,
-           met: list[int]) -> tuple[str, ...]:
+           met: list[int], properties: Sequence[str] | None) -> tuple[str, ...]:
     """At rest: the safety rules once more, then the liveness properties."""
     closure.violations = world.check(after_schedule=True)
     closure.safety = bool(closure.violations)
     if not closure.safety:
-        closure.violations = liveness.judge(world)
+        closure.violations = liveness.judge(world, properties)
     return _remember(memo, met, closure)
 
 
