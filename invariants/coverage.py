@@ -229,6 +229,31 @@ def _limit_apps(rec: StepRecord) -> bool:
                for s in rec.states(si.SchedulingState.SKIPPED))
 
 
+LIMIT_HOLDERS = (
+    ("named_user", "a limit naming its user"),
+    ("wildcard_user", "the wildcard user limit (`*`) applying to its user"),
+    ("named_group", "a limit naming the group its user is tracked in"),
+    ("wildcard_group", "the wildcard group limit (`*`) its user is tracked in"),
+    ("on_root", "a user or group limit on root"),
+    ("on_parent", "a user or group limit on a parent queue of its leaf"),
+    ("on_leaf", "a user or group limit on its leaf"),
+)
+"""The limits that hold an ask or an application back, by whom they name and where
+(``World._limit_held``): one goal each, ``limits.held_by_<label>``."""
+
+
+def _limit_goals() -> None:
+    for label, who in LIMIT_HOLDERS:
+        def detect(rec: StepRecord, label: str = label) -> bool:
+            return label in rec.state.get("limit_held", ())
+
+        goal(f"limits.held_by_{label}", f"An ask or an application waited because of {who}.")(
+            detect)
+
+
+_limit_goals()
+
+
 @goal("quota.held_app_started", "An application held back by maxapplications (of a queue, "
       "a user or a group) later started.")
 def _held_app_started(rec: StepRecord) -> bool:
@@ -252,6 +277,13 @@ def _reserved_slot_held(rec: StepRecord) -> bool:
       "one below its sibling went against their asks' priorities: the fence's offset decided.")
 def _fence_decided(rec: StepRecord) -> bool:
     return bool(rec.state.get("fence_decided"))
+
+
+@goal("priority.offset_decided", "In one cycle an allocation below a queue with a "
+      "priority.offset and one below its sibling went against their asks' priorities: the "
+      "offset decided.")
+def _offset_decided(rec: StepRecord) -> bool:
+    return bool(rec.state.get("offset_decided"))
 
 
 @goal("sorting.fair_decided", "A cycle served one application of a fair leaf while another "
@@ -298,6 +330,24 @@ def _refused_guarantee(rec: StepRecord) -> bool:
       "ask can use).")
 def _spared_unshared(rec: StepRecord) -> bool:
     return bool(rec.state.get("spared_unshared"))
+
+
+@goal("preemption.spared_fenced", "A preemption left running a pod of a leaf over its "
+      "guarantee outside the ask's preemption fence.")
+def _spared_fenced(rec: StepRecord) -> bool:
+    return bool(rec.state.get("spared_fenced"))
+
+
+@goal("preemption.spared_disabled", "A preemption left running a pod of a leaf over its "
+      "guarantee whose preemption.policy is disabled.")
+def _spared_disabled(rec: StepRecord) -> bool:
+    return bool(rec.state.get("spared_disabled"))
+
+
+@goal("preemption.spared_priority", "A preemption left running a pod of a leaf over its "
+      "guarantee whose priority is above what the ask may preempt.")
+def _spared_priority(rec: StepRecord) -> bool:
+    return bool(rec.state.get("spared_priority"))
 
 
 @goal("preemption.spared_older_twin", "A preemption released a victim while an older pod of "
@@ -393,6 +443,12 @@ def _decommissioned(rec: StepRecord) -> bool:
     return bool(rec.moved("node", "Schedulable", "Removed") or rec.moved(
         "node", "Draining", "Removed")) and any(
         r.termination_type == TT.STOPPED_BY_RM for r in rec.released())
+
+
+@goal("node.draining_passed_over", "A cycle placed a pod elsewhere while a draining node "
+      "of its partition had room for it.")
+def _draining_passed_over(rec: StepRecord) -> bool:
+    return bool(rec.state.get("draining_passed_over"))
 
 
 @goal("app.completed", "An application completed after the completing timeout.")

@@ -10,6 +10,7 @@ means the same everywhere.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -28,8 +29,13 @@ from .protocol import NO_EXCEPTION
 from .recorder import LifecycleRecorder
 from .registry import REGISTRY, CheckContext, Violation
 from .scheduling import PREEMPTED, REPLACED
+from .shim import AllocView, AskView, RMView
 
 TT = si.TerminationType
+_LIMIT_HELD = re.compile(r"^(user|group) (\S+) (?:would exceed its limit|already runs \d+ "
+                         r"application\(s\)) on (\S+)")
+"""A scheduling state's reason naming the user or group limit that held an ask back
+(``scheduler/ugm.py`` ``over_limit``, ``no_slot``)."""
 RESERVED = si.SchedulingState.RESERVED
 SKIPPED = si.SchedulingState.SKIPPED
 
@@ -114,6 +120,25 @@ class World:
         """From now on steps name this run's uuids (the steps that drive a shrinking
         candidate to rest are read from its own shim): nothing is translated any more."""
         self._original = None
+
+    def _limit_held(self, state: si.UpdateContainerSchedulingStateRequest) -> set[str]:
+        """Which limit held a skipped ask back (coverage): ``user``, ``group``, by name or
+        by the wildcard ``*``, and on root, a parent or the leaf; empty for other reasons."""
+        found = _LIMIT_HELD.match(state.reason)
+        if found is None:
+            return set()
+        kind, name, path = found.groups()
+        rv = next((rv for rv in self.shim.rms.values() if not rv.stopped
+                   and state.application_id in rv.apps), None)
+        if rv is None:
+            return set()
+        app = rv.apps[state.application_id]
+        part = rv.config.partition(app.partition)
+        queue = model.queue_at(part, rv.created.get(app.partition, {}), path) \
+            if part is not None else None
+        named = name != "*" and (kind == "group" or (queue is not None and name in queue.users))
+        level = "root" if path == "root" else "leaf" if path == app.path else "parent"
+        return {f"{'named' if named else 'wildcard'}_{kind}", f"on_{level}"}
 
     def _execute(self, step: Step) -> None:
         api = self.api
@@ -226,6 +251,7 @@ class World:
                 if a.app == victim.app and a.created < victim.created \
                         and qty.same(a.resource, victim.resource):
                     record.state["spared_older_twin"] = True
+            record.state.update(dict.fromkeys(_spared_by_settings(rv, victim, ask), True))
 
     def _observe(self, step: Step, error: BaseException | None) -> None:
         assert self.coverage is not None
@@ -243,6 +269,9 @@ class World:
                 self._held_apps.add(state.application_id)
             if "would exceed its limit" in state.reason:
                 self._held_asks.add((state.application_id, state.allocation_key))
+            held = self._limit_held(state)
+            if held:
+                record.state.setdefault("limit_held", set()).update(held)
         preempted_now = {r.uuid for r in record.released() if r.termination_type == PREEMPTED}
         if preempted_now and any(
                 a.releasing == PREEMPTED and a.uuid not in preempted_now
@@ -285,8 +314,8 @@ class World:
                 record.state["held_ask_allocated"] = True
         if step.call == "schedule" and self._reserved_before and self._handed_over(new):
             record.state["handed_over"] = True
-        if step.call == "schedule" and len(new) > 1 and self._fence_decided(new):
-            record.state["fence_decided"] = True
+        if step.call == "schedule" and len(new) > 1:
+            record.state.update(dict.fromkeys(self._fence_decided(new), True))
         if step.call == "schedule":
             record.state.update(dict.fromkeys(self._order_decided(new), True))
         if step.call == "schedule" and not any(
@@ -368,10 +397,12 @@ class World:
                     return True
         return False
 
-    def _fence_decided(self, new: list[si.Allocation]) -> bool:
+    def _fence_decided(self, new: list[si.Allocation]) -> set[str]:
         """Two allocations of one cycle went against their asks' priorities across sibling
-        queues one of which is priority-fenced, under a parent sorting by priority: the
-        fence's offset, not the applications' priorities, decided which came first."""
+        queues one of which is priority-fenced (``fence_decided``), or has a
+        ``priority.offset`` (``offset_decided``), under a parent sorting by priority: the
+        queue's settings, not the applications' priorities, decided which came first."""
+        out: set[str] = set()
         placed: list[tuple[int, str, model.PartitionModel]] = []
         for a in new:
             if a.placeholder:
@@ -395,10 +426,13 @@ class World:
                 if parent is None or not priority.of(parent).sort:
                     continue
                 sides = (".".join(a_parts[:split + 1]), ".".join(b_parts[:split + 1]))
-                if any((cfg := part.queues.get(side)) is not None and priority.of(cfg).fence
-                       for side in sides):
-                    return True
-        return False
+                settings = [priority.of(cfg) for side in sides
+                            if (cfg := part.queues.get(side)) is not None]
+                if any(x.fence for x in settings):
+                    out.add("fence_decided")
+                elif any(x.offset for x in settings):
+                    out.add("offset_decided")
+        return out
 
     def _order_decided(self, new: list[si.Allocation]) -> list[str]:
         """Which sort policies chose between contenders in this cycle (read from the shim's
@@ -406,7 +440,8 @@ class World:
         leaf and priority waited with an ask no larger (``fair_decided``); a stateaware
         leaf kept an Accepted application waiting with a pending ask while another one was
         starting (``stateaware_held``); a binpacking partition placed a pod on one node while
-        another schedulable node had room for it (``binpacking_decided``)."""
+        another schedulable node had room for it (``binpacking_decided``); a pod went
+        elsewhere while a draining node had room for it (``draining_passed_over``)."""
         out: list[str] = []
         for rv in self.shim.rms.values():
             if rv.paused or rv.stopped:
@@ -429,6 +464,9 @@ class World:
                         and n.state == "Schedulable" and qty.fits(size, rv.free(n.id))
                         for n in rv.nodes.values()):
                     out.append("binpacking_decided")
+                if any(n.state == "Draining" and n.partition == app.partition
+                       and qty.fits(size, rv.free(n.id)) for n in rv.nodes.values()):
+                    out.append("draining_passed_over")
             holds = {x.app for x in rv.allocs.values()}
             for app in rv.apps.values():
                 part = rv.config.partition(app.partition)
@@ -469,3 +507,38 @@ class World:
                 if n.existing_allocations else n for n in req.nodes]
             return replace(step, request=req.model_copy(update={"nodes": nodes}))
         return step
+
+
+def _spared_by_settings(rv: RMView, victim: AllocView, ask: AskView) -> set[str]:
+    """What a preemption left running although its leaf was over its guarantee, and why
+    (coverage): outside the ask's preemption fence (``spared_fenced``), in a leaf whose
+    preemption is ``disabled`` (``spared_disabled``), or of a priority above what the
+    ask may preempt (``spared_priority``)."""
+    app = rv.apps.get(ask.app)
+    part = rv.config.partition(app.partition) if app is not None else None
+    chain = preemption.queue_chain(rv, part, app.path) \
+        if app is not None and part is not None else None
+    if app is None or part is None or chain is None:
+        return set()
+    root = preemption.fence_root(chain)
+    cluster = qty.total(n.capacity for n in rv.nodes.values() if n.partition == app.partition)
+    out: set[str] = set()
+    for a in rv.allocs.values():
+        vapp = rv.apps.get(a.app)
+        if a.releasing is not None or a.uuid == victim.uuid or a.required_node \
+                or vapp is None or vapp.partition != app.partition or vapp.path == app.path:
+            continue
+        vchain = preemption.queue_chain(rv, part, vapp.path)
+        if vchain is None or not preemption.above_cap(
+                rv.usage_below(vapp.partition, vapp.path), preemption.cap(vchain, cluster)):
+            continue
+        if not (vapp.path + ".").startswith(root + "."):
+            out.add("spared_fenced")
+        elif preemption.disabled(vchain):
+            out.add("spared_disabled")
+        else:
+            bound = preemption.victim_priority_bound(part, chain[0].path, ask.priority, root,
+                                                     vapp.path, rv.created.get(part.name))
+            if bound is None or a.priority > bound:
+                out.add("spared_priority")
+    return out
