@@ -89,11 +89,11 @@ def test_the_docs_count_every_broken_core() -> None:
 
 
 def test_a_liveness_counterexample_is_found_at_a_case_end_shrunk_and_replayed() -> None:
-    """The stalled core breaks no safety rule: seed 1 finds it at the end of case 133,
+    """The stalled core breaks no safety rule: seed 1 finds it at the end of case 269,
     driven to rest; each shrinking candidate is driven to rest again, and the trace, marked
     quiescent with the properties judged, fails on the broken core and passes on the real."""
     verdict = hunt("preemption.node_shortage_ignored", seed=1, shrink_seconds=20.0)
-    assert verdict.found and verdict.cases == 133
+    assert verdict.found and verdict.cases == 269
     assert verdict.rule == "liveness.preemption_serves"
     assert verdict.shrunk_steps <= 20
     assert verdict.replays

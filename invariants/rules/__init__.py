@@ -194,6 +194,14 @@ class Gen:
     """Submissions in the forms YuniKorn places its own way (a tag value that is a queue
     path, a user named ``root``): a stream of its own, so the others' draws stay."""
 
+    gang_victims: random.Random = field(init=False)
+    """Whether a preemption story ends with a gang's placeholders as the victims, and
+    where (``work._gang_ending``): a stream of its own, so the others' draws stay."""
+
+    refusals: random.Random = field(init=False)
+    """Whether a preemption story ends with a preemption every victim's guarantee refuses
+    (``work._refusal_ending``): a stream of its own, so the others' draws stay."""
+
     dialects: random.Random = field(init=False)
     """Which SI each registration speaks (a stream of its own: a case whose registrations
     all speak the seed's draws everything else as it did before today's SI came)."""
@@ -218,6 +226,8 @@ class Gen:
         self.rival = random.Random(f"rival-{self.scenario.seed}")
         self.victims = random.Random(f"victims-{self.scenario.seed}")
         self.dialects = random.Random(f"dialect-{self.scenario.seed}")
+        self.gang_victims = random.Random(f"gang-victims-{self.scenario.seed}")
+        self.refusals = random.Random(f"refusals-{self.scenario.seed}")
         self.speech = random.Random(f"speech-{self.scenario.seed}")
 
     # -- helpers ---------------------------------------------------------------

@@ -973,6 +973,127 @@ def preemption_story(g: Gen) -> Iterator[Step]:
     yield from confirmations(g, g.rng.choice(("all", "all", "first", "none", "twice")))
     yield Step.schedule()
     yield from _directed_ending(g)
+    if g.gang_victims.random() < GANG_ENDING_SHARE:
+        yield from _gang_ending(g)
+    if g.refusals.random() < REFUSAL_ENDING_SHARE:
+        yield from _refusal_ending(g)
+
+
+GANG_ENDING_SHARE = 0.3
+"""How many preemption stories end with a gang's placeholders as the victims (where the
+configuration has a place for it: ``_gang_ending``)."""
+
+
+def _gang_ending(g: Gen) -> Iterator[Step]:
+    """A Soft gang of the victims' leaf fills a slot node of its own with placeholders,
+    past the leaf's guarantee; an ask of another leaf inside the same fence preempts one
+    of them; the shim confirms, and the gang's real pod of the task group comes and takes
+    a placeholder's place (goal ``preemption.placeholder_victim``). Every choice comes
+    from ``g.gang_victims``, so the case's other streams draw as they did."""
+    homes = _ending_homes(g.scenario.shape.text)["second"]
+    rv = g.rv
+    if not homes or rv is None or rv.stopped or rv.paused:
+        return
+    partition, ask_leaf, victim, askers, hogs = homes[g.gang_victims.randrange(len(homes))]
+    pm = model.read(g.scenario.shape.text).partitions[partition]
+    chain = pm.chain(ask_leaf)
+    yield from _clear(g, partition, chain)
+    size = next((s for s in (20, 10, 5) if s <= _room_under(g, partition, chain)), 0)
+    if not size:
+        return
+    pods = (_memory_guarantee(pm.chain(victim)) + 2 * size) // size + 2
+    yield _slot_node(g, g.new_id("node-"), partition, pods * size, pods)
+    gang, user = g.new_id("gang-"), hogs[g.gang_victims.randrange(len(hogs))]
+    yield _submit_to(g, gang, victim, partition, si.UserGroupInformation(
+        user=user[0], groups=list(user[1])), gang_scheduling_style="Soft",
+        placeholder_ask=si.Resource.model_validate({"resources": {
+            "memory": {"value": pods * size}, SLOT: {"value": pods}}}))
+    if not _placed(g, gang, victim):
+        return
+    g.gangs[gang] = [(pods, size)]
+    yield _send(g, *(_slotted(_ask(g, gang, f"{gang}-tg0-ph-{g.new_id('')}", size,
+                                   task_group_name="tg0", placeholder=True))
+                     for _ in range(pods)))
+    yield Step.schedule()
+    yield from _preempting_ask(g, partition, ask_leaf,
+                               askers[g.gang_victims.randrange(len(askers))], size)
+    yield from confirmations(g, "all")
+    yield Step.schedule()
+    yield _send(g, _slotted(_ask(g, gang, f"{gang}-tg0-real-{g.new_id('')}", size,
+                                 task_group_name="tg0")))
+    yield Step.schedule()
+    yield from confirmations(g, "all")
+    yield Step.schedule()
+
+
+REFUSAL_ENDING_SHARE = 0.2
+"""How many preemption stories end with a preemption every victim's guarantee refuses
+(where the configuration has a place for it: ``_refusal_ending``)."""
+
+
+@functools.lru_cache(maxsize=64)
+def _refusal_homes(text: str) -> list[tuple[str, str, str, int, int, list[User]]]:
+    """Where a refusal can be played, by the configuration's reading alone: ``(partition,
+    victims' leaf, asking leaf, the victims' smallest memory guarantee, the asking side's,
+    users who may submit to both)``; the pairs ``_refusal_home`` takes (preemption on,
+    the victims' side guaranteed and not disabled, the asking side guaranteed below root
+    with no limits, nothing shared but root, no fence keeping the victims out)."""
+    config = model.read(text)
+    out = []
+    for name in sorted(config.partitions):
+        pm = config.partitions[name]
+        if not pm.preemption:
+            continue
+        for victim in pm.leaves():
+            vchain = pm.chain(victim)
+            if disabled(vchain) or not _memory_guarantee(vchain[:-1]):
+                continue
+            for ask in pm.leaves():
+                achain = pm.chain(ask)
+                shared = {q.path for q in vchain} & {q.path for q in achain}
+                fence = next((q.path for q in achain if q.own.get(
+                    "preemption.policy", "").lower() == "fence"), None)
+                users = [u for u in USERS if model.may_submit(achain, *u)
+                         and model.may_submit(vchain, *u)]
+                if ask != victim and shared == {model.ROOT} and users \
+                        and _memory_guarantee(achain[:-1]) \
+                        and (fence is None or victim.startswith(fence + ".")) \
+                        and not any(q.users or q.groups or q.max_applications for q in achain):
+                    out.append((name, victim, ask, _memory_guarantee(vchain[:-1]),
+                                _memory_guarantee(achain[:-1]), users))
+    return out
+
+
+def _refusal_ending(g: Gen) -> Iterator[Step]:
+    """Every application of a partition removed and the directed endings' slot nodes
+    decommissioned, the victims' leaf fills a slot node of its own just past its guarantee
+    (by less than one pod); an ask of a leaf within its own guarantee waits past its delay
+    with no room anywhere. Taking any pod would leave the victims' leaf below its
+    guarantee: nothing may be preempted (YuniKorn's law 2; goal
+    ``preemption.refused_guarantee``). Every choice comes from ``g.refusals``."""
+    homes = _refusal_homes(g.scenario.shape.text)
+    rv = g.rv
+    if not homes or rv is None or rv.stopped or rv.paused:
+        return
+    partition, victim, ask_leaf, guarantee, room, users = \
+        homes[g.refusals.randrange(len(homes))]
+    size = next((s for s in (20, 15, 10, 5) if s <= room and guarantee % s), 0)
+    if not size:
+        return
+    gone = sorted(a.id for a in rv.apps.values() if a.partition == partition and a.live)
+    if gone:
+        yield g.request("update_application", si.ApplicationRequest(rm_id=g.rm_id, remove=[
+            si.RemoveApplicationRequest(application_id=a, partition_name=partition)
+            for a in gone]))
+    slots = sorted(n.id for n in rv.nodes.values()
+                   if n.partition == partition and n.capacity.get(SLOT))
+    if slots:
+        yield g.request("update_node", si.NodeRequest(rm_id=g.rm_id, nodes=[
+            si.NodeInfo(node_id=n, action=NA.DECOMISSION) for n in slots]))
+    pods = guarantee // size + 1
+    user = users[g.refusals.randrange(len(users))]
+    yield from _hog(g, partition, victim, user, size, pods)
+    yield from _preempting_ask(g, partition, ask_leaf, user, size)
 
 
 def _victims_unconfirmed(g: Gen) -> bool:
