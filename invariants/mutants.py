@@ -151,9 +151,13 @@ MUTANTS: tuple[Mutant, ...] = (
       '            ledger.report_release(p, alloc, TT.STOPPED_BY_RM, rel.message or "released '
       'by the RM")', "            pass"),
     M("release.unsolicited_confirmation_taken", "releases",
-      "001: a confirmation the core never asked for changes nothing", releases,
+      "001: a release the core never started confirms nothing: the RM ends the allocation "
+      "as stopped, whatever its type (nothing is swapped in)", releases,
       "release_allocations",
-      'if alloc.state != "Releasing" or alloc.release_type != ttype.value:', "if False:"),
+      '        confirms = ttype in CONFIRM_TRIGGERS and alloc.state == "Releasing" \\\n'
+      "            and alloc.release_type == ttype.value\n",
+      '        confirms = ttype in CONFIRM_TRIGGERS \\\n'
+      "            and alloc.release_type in (None, ttype.value)\n"),
     M("timer.execution_timeout_early", "timeouts",
       "002 executionTimeoutMilliSeconds: released when the timeout is reached, not before",
       allocate, "allocate", "core.schedule_timer(ask.execution_timeout_ms / 1000.0,",
@@ -444,18 +448,31 @@ MUTANTS: tuple[Mutant, ...] = (
       "002 AllocationRelease: a release naming an application the core does not know is "
       "ignored, even when its uuid exists", releases, "release_allocations",
       "            alloc = None\n", "            alloc = p.allocations.get(rel.uuid)\n"),
-    M("release.app_wide_confirmation_taken", "releases",
-      "001 AllocationRelease Response and Request: a confirmation names the release it "
-      "confirms; only the RM's own release without a uuid means every allocation",
+    M("release.app_wide_core_type_ignored", "releases",
+      "002 AllocationRelease UUID: without a uuid every allocation of the application is "
+      "released, whatever the termination type (YuniKorn's processAllocationRelease)",
       releases, "release_allocations",
-      "    elif app is not None and ttype == TT.STOPPED_BY_RM:\n",
-      "    elif app is not None:\n"),
-    M("release.untyped_release_stops", "releases",
-      "002 TerminationType: a release without a termination type is ignored, not taken "
-      "as the RM's own", releases, "release_allocations",
+      "    elif app is not None:\n",
+      "    elif app is not None and ttype in RM_TYPES:\n"),
+    M("release.untyped_release_ignored", "releases",
+      "YuniKorn's removeAllocation: a release without a termination type is the RM's own, "
+      "removed and confirmed STOPPED_BY_RM", releases, "release_allocations",
       "    ttype = rel.termination_type\n",
       "    ttype = rel.termination_type\n    if ttype == TT.UNKNOWN_TERMINATION_TYPE:\n"
-      "        ttype = TT.STOPPED_BY_RM\n"),
+      "        return\n"),
+    M("release.rm_core_type_release_ignored", "releases",
+      "001 TIMEOUT releases from the shim are processed 'as normal': the RM's release of an "
+      "allocation the core never released removes it whatever its type (YuniKorn's "
+      "removeAllocation)", releases, "release_allocations",
+      '            ledger.remove_allocation(p, alloc, "stop", f"released by the RM with '
+      'termination "\n'
+      '                                     f"type {ttype.name}: nothing sent back")\n',
+      "            continue\n"),
+    M("release.core_type_release_answered", "releases",
+      "001 'For releases initiated by the core no such confirmation message can or must be "
+      "sent': the RM's release with a type only the core starts is not answered",
+      releases, "release_allocations",
+      "        elif ttype in RM_TYPES:\n", "        elif True:\n"),
     M("nodes.drain_of_draining_unanswered", "nodes",
       "002 NodeInfo.ActionFromRM: DRAIN_NODE of a node that is not schedulable is refused "
       "with a reason, not dropped", nodes, "update_node",
@@ -553,12 +570,6 @@ MUTANTS: tuple[Mutant, ...] = (
       "of everything it held, real allocations too (YUNIKORN-574)", apps, "after_release",
       '    if app.state == "Failing":\n        if not app.allocations:',
       '    if app.state == "Failing":\n        if not app.has_placeholders():'),
-    M("release.confirmation_type_ignored", "releases",
-      "001 'AllocationRelease Response and Request': a confirmation ends a release only "
-      "with the type the core released it with (YUNIKORN-3190)", releases,
-      "release_allocations",
-      'if alloc.state != "Releasing" or alloc.release_type != ttype.value:',
-      'if alloc.state != "Releasing":'),
     M("recovery.placeholder_timeout_default", "recovery",
       "001 'Application recovery' with 002 executionTimeoutMilliSeconds: a recovered gang "
       "times out after its own placeholder timeout, not the default (YUNIKORN-1155)",

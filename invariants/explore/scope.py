@@ -169,8 +169,8 @@ KINDS: dict[str, str] = {
     "confirm": "the shim confirms the first release the core started",
     "confirm_twice": "the shim confirms the first release the core started, twice",
     "release": "a pod ends: the RM releases an application's first real allocation",
-    "confirm_unasked": "the shim confirms a release the core never started (TIMEOUT of a "
-                       "running allocation): it must change nothing",
+    "confirm_unasked": "the RM ends a running allocation the core never released with "
+                       "TIMEOUT, a type only the core starts: it goes, unanswered",
     "resend": "an informer resync: an ask whose repeats all run is sent again, unchanged",
     "resize": "an ask whose repeats all run is sent again 5 memory larger (a pod resized in "
               "place): it asks for no new repeat, so the core must refuse it",
@@ -191,10 +191,11 @@ KINDS: dict[str, str] = {
     "misroute": "a request names partition `other`, which does not hold the application: a "
                 "new ask, the withdrawal of its first pending ask, the release of its first "
                 "running allocation, or its removal",
-    "stray": "a release the core must ignore: an ask release naming a key the application "
-             "does not have, or of its first pending ask with a type only the core starts "
-             "(TIMEOUT); the release of its first running allocation under an unknown "
-             "application, or with no termination type",
+    "stray": "a release the ids or type alone do not decide: an ask release naming a key "
+             "the application does not have, or of its first pending ask with a type only "
+             "the core starts (TIMEOUT), both ignored; the release of its first running "
+             "allocation under an unknown application (ignored), or with no termination "
+             "type (the RM's own: it goes, confirmed STOPPED_BY_RM)",
     "misact": "a node action its node's state does not allow (DRAIN_NODE of a draining node, "
               "DRAIN_TO_SCHEDULABLE of a schedulable one) or one the SI does not define",
 }
