@@ -178,6 +178,19 @@ class QueueModel:
         return policy_of(self.properties)
 
 
+FORCE_CREATE_TAG = "yunikorn.apache.org/force-create"
+
+
+def force_created(tags: Mapping[str, str]) -> bool:
+    """A recovered application with running pods, by the shim's tag (YuniKorn
+    ``IsAppCreationForced``): the tag's name in any case, a value Go's ``ParseBool`` reads
+    as true. The gang admission rules are not applied to it: its pods already run."""
+    for name, value in tags.items():
+        if name.casefold() == FORCE_CREATE_TAG:
+            return value in {"1", "t", "T", "true", "TRUE", "True"}
+    return False
+
+
 def policy_of(properties: Mapping[str, str]) -> str:
     """YuniKorn: the exact value when it names a policy (case counts), else fifo."""
     value = properties.get(SORT_POLICY, "")

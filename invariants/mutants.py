@@ -1081,6 +1081,17 @@ RM's releases of any type)."""
 MUTANTS = (*MUTANTS, *PARITY)
 
 
+RECOVERY: tuple[Mutant, ...] = (
+    M("apps.force_create_spelled_one_way", "recovery",
+      "YuniKorn IsAppCreationForced: the force-create tag's name in any case and a value "
+      "ParseBool reads as true (1, t, True...) force an application in",
+      apps, "force_created", "    return value in TRUE_WORDS\n",
+      '    return value == "true"\n'),
+)
+"""Cores that break how a recovered application with running pods is taken back."""
+MUTANTS = (*MUTANTS, *RECOVERY)
+
+
 LITERAL: tuple[Mutant, ...] = (
     M("gang.literal_placeholder_timeout", "gang",
       "001 read literally: the placeholder timeout acts only while placeholder asks are "

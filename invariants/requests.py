@@ -100,7 +100,7 @@ def _admission(m: Monitor, rv: RMView, rm_id: str, add: si.AddApplicationRequest
     if style not in ("Hard", "Soft"):
         return None, "gang style"
     ph = add.placeholder_ask.as_dict() if add.placeholder_ask else {}
-    if qty.positive(ph):
+    if qty.positive(ph) and not model.force_created(add.tags):
         policy, maxes = _gang_rules(pm, core, anchor, placed, made)
         if policy == "fair":
             return None, "gang in a fair queue"

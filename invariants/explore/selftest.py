@@ -23,6 +23,9 @@ BEYOND_SCOPES: dict[str, str] = {
     "preemption.victims_within_guarantee": "every leaf of the preemption scope has a "
                                            "guarantee",
     "preemption.fence_ignored": "no scope has a preemption fence",
+    "apps.force_create_spelled_one_way": "a scope's restart tags a recovered application "
+                                         "force-create=true, as a Kubernetes shim does; the "
+                                         "random checker varies the spelling",
     "preemption.switch_ignored": "no scope turns preemption off",
     "preemption.ask_not_within": "no queue on the asking path but root is over its "
                                  "guarantee",
