@@ -763,8 +763,8 @@ MUTANTS: tuple[Mutant, ...] = (
     # says "according to policy"), each read independently by ``model.place``.
     M("placement.later_rules_ignored", "ACL/placement",
       "YuniKorn placement: rules are tried in order until one places the application",
-      apps, "place", "    for index, rule in enumerate(chosen):\n",
-      "    for index, rule in enumerate(chosen[:1]):\n"),
+      apps, "place", "    for rule in rules or (_IMPLICIT,):\n",
+      "    for rule in (rules or (_IMPLICIT,))[:1]:\n"),
     M("placement.rule_error_falls_through", "ACL/placement",
       "YuniKorn PlaceApplication: a rule that errs (an invalid queue name, a parent rule "
       "naming a leaf) rejects the application; no later rule or root.default is tried",
@@ -777,17 +777,21 @@ MUTANTS: tuple[Mutant, ...] = (
     M("placement.refusal_rejects", "ACL/placement",
       "YuniKorn PlaceApplication: a rule whose leaf is draining or whose queue the user may "
       "not submit to fails like a rule naming a parent, and the next rule is tried",
-      apps, "place", "            return placement\n        refused.append(reason)\n",
-      "            return placement\n        return reason\n"),
+      apps, "place", "            return taken\n        refused.append(taken)\n    if forced:",
+      "            return taken\n        return taken\n    if forced:"),
     M("placement.default_queue_ignored", "ACL/placement",
       "YuniKorn PlaceApplication: an application no rule places goes to root.default when "
       "that leaf exists and takes it", apps, "place",
-      "and lookup(DEFAULT_QUEUE) is not None:", "and False:"),
+      "    if lookup(DEFAULT_QUEUE) is not None:\n", "    if False:\n"),
     M("placement.default_queue_unchecked", "ACL/placement",
       "YuniKorn PlaceApplication: root.default takes what no rule placed only if the user "
       "may submit there and it is not draining", apps, "place",
-      "        reason = refusal(placement)\n",
-      '        reason = "" if path == DEFAULT_QUEUE else refusal(placement)\n'),
+      "        taken = _taken(DEFAULT_QUEUE, lookup, refusal)\n",
+      "        taken = Placement(DEFAULT_QUEUE)\n"),
+    M("placement.forced_not_recovered", "ACL/placement",
+      "YuniKorn placement.go buildRules and recovery_rule.go: the recovery rule, always "
+      "last, sends a force-created application no rule places to root.@recovery@",
+      apps, "place", "    if forced:\n", "    if False:\n"),
     M("placement.deny_filter_allows", "ACL/placement",
       "YuniKorn placement: a deny filter skips the rule for the users it matches",
       placement, "_filter_allows", 'allow = f.type != "deny"', "allow = True"),
@@ -822,8 +826,8 @@ MUTANTS: tuple[Mutant, ...] = (
       placement, "_clean", 'return part.replace(".", "_dot_")', "return part"),
     M("placement.parent_queue_taken", "ACL/placement",
       "YuniKorn placement: an application goes to a leaf; a rule naming a parent fails",
-      apps, "place", "        if found is not None and not found.is_leaf:\n",
-      "        if False:\n"),
+      placement, "_taken", "    if found is not None and not found.is_leaf:\n",
+      "    if False:\n"),
     M("recovery.other_node_attached", "recovery",
       "001 'Application recovery': a node registers with its own allocations; one the RM "
       "reports on another node is refused with the node", nodes, "_unattachable",

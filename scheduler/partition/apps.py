@@ -39,7 +39,7 @@ def add_application(p: PartitionState, req: si.AddApplicationRequest) -> None:
         return placement_refusal(p, placement, user, groups)
 
     placement = place(p.placement_rules, req.queue_name, user, groups, req.tags, queue_info,
-                      refusal)
+                      refusal, force_created(req.tags))
     path = placement.path if isinstance(placement, Placement) else qualify(req.queue_name)
     app = Application(
         app_id, p.name, None, path or req.queue_name, user, groups, p.core.next_seq(),
