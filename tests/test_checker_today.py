@@ -13,7 +13,7 @@ from invariants.runner import CLOCK_START, Options, case_seed, run_case, schedul
 from invariants.world import World
 from scheduler import si
 from scheduler.si import today as t
-from scheduler.trace import Step, header, parse_lines
+from scheduler.trace import Step, header, parse_lines, read_trace
 
 CONFIG = ("partitions: [{name: default, queues: [{name: root, submitacl: '*', "
           "queues: [{name: a}]}]}]")
@@ -109,3 +109,13 @@ def test_a_short_run_with_todays_rms_holds_every_rule() -> None:
     for case in range(12):
         _world, problems, _ = run_case(case_seed(3, 0, case), opts)
         assert problems == []
+
+
+def test_releasing_everything_confirms_every_ask_before_the_application_ends() -> None:
+    """A fresh-seed check found it: today's RM releases every pod of an application whose
+    last placeholder the core had just released with TIMEOUT; the allocation's release
+    ended the application, whose asks then went unconfirmed. Asks go first now."""
+    trace = read_trace(Path(__file__).parent / "data" / "today" /
+                       "release-everything-after-a-timeout.jsonl")
+    result = replay.run(trace)
+    assert result.violation is None and result.steps == len(trace.steps)
