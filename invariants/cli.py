@@ -28,6 +28,10 @@ from .registry import REGISTRY
 FAILURES = ".yunikorn-fsm/failures"
 
 
+VARIANT_HELP = ("run on a variant core that follows YuniKorn's code path for one flow "
+                "(A1, A2, A3: docs/findings/)")
+
+
 class UsageError(Exception):
     """A command line that can not run: exit 2 with this message."""
 
@@ -57,12 +61,14 @@ def add_check_command(sub: Any) -> None:
     p.add_argument("--self-test", action="store_true",
                    help="run the deliberately broken cores and report the kill score")
     p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.add_argument("--variant", metavar="NAME", help=VARIANT_HELP)
     p.set_defaults(func=run_check)
 
     p = sub.add_parser("replay", help="run a trace file, checking every rule after every step")
     p.add_argument("file")
     p.add_argument("--mermaid", metavar="OUT", help="also write a Mermaid sequence diagram")
     p.add_argument("--quiet", action="store_true", help="print only the verdict")
+    p.add_argument("--variant", metavar="NAME", help=VARIANT_HELP)
     p.set_defaults(func=run_replay)
 
     p = sub.add_parser("flows", help="run the gang design's flows and print their traces")
@@ -116,7 +122,31 @@ def configuration_warnings_quiet() -> Iterator[None]:
 
 def run_check(args: argparse.Namespace) -> int:
     with configuration_warnings_quiet():
-        return usage_errors_exit_2("check", _check)(args)
+        return usage_errors_exit_2("check", on_variant(_check))(args)
+
+
+def on_variant(body: Callable[[argparse.Namespace], int]
+                ) -> Callable[[argparse.Namespace], int]:
+    """``body`` run on the core of ``--variant`` (when given), in this process only."""
+    def run(args: argparse.Namespace) -> int:
+        name = getattr(args, "variant", None)
+        if name is None:
+            return body(args)
+        from .variants import VARIANTS, applied, by_name
+
+        try:
+            variant = by_name(name)
+        except KeyError:
+            raise UsageError(f"no variant {name!r}; one of "
+                             f"{', '.join(v.name for v in VARIANTS)}") from None
+        if getattr(args, "workers", 1) != 1 or getattr(args, "self_test", False):
+            raise UsageError("--variant runs in one process: no --workers, no --self-test")
+        if hasattr(args, "no_replay"):
+            args.no_replay = True
+        print(f"variant {variant.name}: {variant.title} ({variant.upstream})", flush=True)
+        with applied(variant):
+            return body(args)
+    return run
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -264,6 +294,10 @@ def _report_failure(args: argparse.Namespace, failure: Any) -> int:
 
 
 def run_replay(args: argparse.Namespace) -> int:
+    return usage_errors_exit_2("replay", on_variant(_replay))(args)
+
+
+def _replay(args: argparse.Namespace) -> int:
     from . import replay
 
     try:

@@ -178,6 +178,19 @@ class QueueModel:
         return policy_of(self.properties)
 
 
+FORCE_CREATE_TAG = "yunikorn.apache.org/force-create"
+
+
+def force_created(tags: Mapping[str, str]) -> bool:
+    """A recovered application with running pods, by the shim's tag (YuniKorn
+    ``IsAppCreationForced``): the tag's name in any case, a value Go's ``ParseBool`` reads
+    as true. The gang admission rules are not applied to it: its pods already run."""
+    for name, value in tags.items():
+        if name.casefold() == FORCE_CREATE_TAG:
+            return value in {"1", "t", "T", "true", "TRUE", "True"}
+    return False
+
+
 def policy_of(properties: Mapping[str, str]) -> str:
     """YuniKorn: the exact value when it names a policy (case counts), else fifo."""
     value = properties.get(SORT_POLICY, "")
@@ -420,6 +433,9 @@ class _Error:
     why: str
 
 
+RECOVERY_QUEUE = "root.@recovery@"
+"""YuniKorn's ``RecoveryQueueFull``: its recovery rule sends a force-created application
+no other rule places there, without asking its ACL."""
 DEFAULT_QUEUE = "root.default"
 """YuniKorn's ``DefaultPlacementQueue``: where an application no rule places goes."""
 _IMPLICIT = PlacementRuleConfig(name="provided")
@@ -431,31 +447,31 @@ def place(rules: Sequence[PlacementRuleConfig], queue_name: str, user: str,
           may: Callable[[Placed], bool] = lambda _: True) -> Placed | None:
     """The queue an application lands in, or None when it must be rejected.
 
-    YuniKorn's ``PlaceApplication``: every rule's path in turn; an existing parent queue,
-    or a queue ``may`` refuses (the user may not submit there, or the leaf is draining),
-    fails the rule and the next is tried. Only when the last rule gives no path does
-    ``root.default`` (if it exists) stand in, under the same checks. ``rule`` of the
-    result is the index of the rule that placed it, ``len(rules)`` for ``root.default``.
+    YuniKorn's ``PlaceApplication`` over its rule list, which always ends with the
+    recovery rule: every configured rule's path in turn (an existing parent, or a queue
+    ``may`` refuses, fails the rule); then a force-created application (``tags``) goes to
+    ``root.@recovery@`` unasked, any other to ``root.default`` if it exists and ``may``
+    takes it there. ``rule`` of the result is the index of the rule that placed it,
+    ``len(rules)`` after them.
     """
     refused = 0
-    chosen = list(rules) or [_IMPLICIT]
-    last = len(chosen) - 1
-    for index, rule in enumerate(chosen):
+    for index, rule in enumerate(list(rules) or [_IMPLICIT]):
         path = _path_of(rule, queue_name, user, groups, tags, lookup)
         if isinstance(path, _Error):
             return None
-        fallback = path is None and index == last and lookup(DEFAULT_QUEUE) is not None
-        if fallback:
-            path = DEFAULT_QUEUE
         if path is None:
             continue
         kind = lookup(path)
-        if kind is False:
-            refused += 1
-            continue
-        placed = Placed(path, () if kind else _missing(path, lookup),
-                        len(rules) if fallback else index, fallback=fallback)
-        if may(placed):
+        placed = None if kind is False else Placed(
+            path, () if kind else _missing(path, lookup), index)
+        if placed is not None and may(placed):
             return replace(placed, refused=refused)
         refused += 1
+    if force_created(tags):
+        return Placed(RECOVERY_QUEUE, _missing(RECOVERY_QUEUE, lookup), len(rules),
+                      refused, fallback=True)
+    if lookup(DEFAULT_QUEUE) is True:
+        fallback = Placed(DEFAULT_QUEUE, rule=len(rules), refused=refused, fallback=True)
+        if may(fallback):
+            return fallback
     return None

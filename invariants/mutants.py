@@ -151,9 +151,13 @@ MUTANTS: tuple[Mutant, ...] = (
       '            ledger.report_release(p, alloc, TT.STOPPED_BY_RM, rel.message or "released '
       'by the RM")', "            pass"),
     M("release.unsolicited_confirmation_taken", "releases",
-      "001: a confirmation the core never asked for changes nothing", releases,
+      "001: a release the core never started confirms nothing: the RM ends the allocation "
+      "as stopped, whatever its type (nothing is swapped in)", releases,
       "release_allocations",
-      'if alloc.state != "Releasing" or alloc.release_type != ttype.value:', "if False:"),
+      '        confirms = ttype in CONFIRM_TRIGGERS and alloc.state == "Releasing" \\\n'
+      "            and alloc.release_type == ttype.value\n",
+      '        confirms = ttype in CONFIRM_TRIGGERS \\\n'
+      "            and alloc.release_type in (None, ttype.value)\n"),
     M("timer.execution_timeout_early", "timeouts",
       "002 executionTimeoutMilliSeconds: released when the timeout is reached, not before",
       allocate, "allocate", "core.schedule_timer(ask.execution_timeout_ms / 1000.0,",
@@ -444,18 +448,31 @@ MUTANTS: tuple[Mutant, ...] = (
       "002 AllocationRelease: a release naming an application the core does not know is "
       "ignored, even when its uuid exists", releases, "release_allocations",
       "            alloc = None\n", "            alloc = p.allocations.get(rel.uuid)\n"),
-    M("release.app_wide_confirmation_taken", "releases",
-      "001 AllocationRelease Response and Request: a confirmation names the release it "
-      "confirms; only the RM's own release without a uuid means every allocation",
+    M("release.app_wide_core_type_ignored", "releases",
+      "002 AllocationRelease UUID: without a uuid every allocation of the application is "
+      "released, whatever the termination type (YuniKorn's processAllocationRelease)",
       releases, "release_allocations",
-      "    elif app is not None and ttype == TT.STOPPED_BY_RM:\n",
-      "    elif app is not None:\n"),
-    M("release.untyped_release_stops", "releases",
-      "002 TerminationType: a release without a termination type is ignored, not taken "
-      "as the RM's own", releases, "release_allocations",
+      "    elif app is not None:\n",
+      "    elif app is not None and ttype in RM_TYPES:\n"),
+    M("release.untyped_release_ignored", "releases",
+      "YuniKorn's removeAllocation: a release without a termination type is the RM's own, "
+      "removed and confirmed STOPPED_BY_RM", releases, "release_allocations",
       "    ttype = rel.termination_type\n",
       "    ttype = rel.termination_type\n    if ttype == TT.UNKNOWN_TERMINATION_TYPE:\n"
-      "        ttype = TT.STOPPED_BY_RM\n"),
+      "        return\n"),
+    M("release.rm_core_type_release_ignored", "releases",
+      "001 TIMEOUT releases from the shim are processed 'as normal': the RM's release of an "
+      "allocation the core never released removes it whatever its type (YuniKorn's "
+      "removeAllocation)", releases, "release_allocations",
+      '            ledger.remove_allocation(p, alloc, "stop", f"released by the RM with '
+      'termination "\n'
+      '                                     f"type {ttype.name}: nothing sent back")\n',
+      "            continue\n"),
+    M("release.core_type_release_answered", "releases",
+      "001 'For releases initiated by the core no such confirmation message can or must be "
+      "sent': the RM's release with a type only the core starts is not answered",
+      releases, "release_allocations",
+      "        elif ttype in RM_TYPES:\n", "        elif True:\n"),
     M("nodes.drain_of_draining_unanswered", "nodes",
       "002 NodeInfo.ActionFromRM: DRAIN_NODE of a node that is not schedulable is refused "
       "with a reason, not dropped", nodes, "update_node",
@@ -553,12 +570,6 @@ MUTANTS: tuple[Mutant, ...] = (
       "of everything it held, real allocations too (YUNIKORN-574)", apps, "after_release",
       '    if app.state == "Failing":\n        if not app.allocations:',
       '    if app.state == "Failing":\n        if not app.has_placeholders():'),
-    M("release.confirmation_type_ignored", "releases",
-      "001 'AllocationRelease Response and Request': a confirmation ends a release only "
-      "with the type the core released it with (YUNIKORN-3190)", releases,
-      "release_allocations",
-      'if alloc.state != "Releasing" or alloc.release_type != ttype.value:',
-      'if alloc.state != "Releasing":'),
     M("recovery.placeholder_timeout_default", "recovery",
       "001 'Application recovery' with 002 executionTimeoutMilliSeconds: a recovered gang "
       "times out after its own placeholder timeout, not the default (YUNIKORN-1155)",
@@ -752,8 +763,8 @@ MUTANTS: tuple[Mutant, ...] = (
     # says "according to policy"), each read independently by ``model.place``.
     M("placement.later_rules_ignored", "ACL/placement",
       "YuniKorn placement: rules are tried in order until one places the application",
-      apps, "place", "    for index, rule in enumerate(chosen):\n",
-      "    for index, rule in enumerate(chosen[:1]):\n"),
+      apps, "place", "    for rule in rules or (_IMPLICIT,):\n",
+      "    for rule in (rules or (_IMPLICIT,))[:1]:\n"),
     M("placement.rule_error_falls_through", "ACL/placement",
       "YuniKorn PlaceApplication: a rule that errs (an invalid queue name, a parent rule "
       "naming a leaf) rejects the application; no later rule or root.default is tried",
@@ -766,17 +777,21 @@ MUTANTS: tuple[Mutant, ...] = (
     M("placement.refusal_rejects", "ACL/placement",
       "YuniKorn PlaceApplication: a rule whose leaf is draining or whose queue the user may "
       "not submit to fails like a rule naming a parent, and the next rule is tried",
-      apps, "place", "            return placement\n        refused.append(reason)\n",
-      "            return placement\n        return reason\n"),
+      apps, "place", "            return taken\n        refused.append(taken)\n    if forced:",
+      "            return taken\n        return taken\n    if forced:"),
     M("placement.default_queue_ignored", "ACL/placement",
       "YuniKorn PlaceApplication: an application no rule places goes to root.default when "
       "that leaf exists and takes it", apps, "place",
-      "and lookup(DEFAULT_QUEUE) is not None:", "and False:"),
+      "    if lookup(DEFAULT_QUEUE) is not None:\n", "    if False:\n"),
     M("placement.default_queue_unchecked", "ACL/placement",
       "YuniKorn PlaceApplication: root.default takes what no rule placed only if the user "
       "may submit there and it is not draining", apps, "place",
-      "        reason = refusal(placement)\n",
-      '        reason = "" if path == DEFAULT_QUEUE else refusal(placement)\n'),
+      "        taken = _taken(DEFAULT_QUEUE, lookup, refusal)\n",
+      "        taken = Placement(DEFAULT_QUEUE)\n"),
+    M("placement.forced_not_recovered", "ACL/placement",
+      "YuniKorn placement.go buildRules and recovery_rule.go: the recovery rule, always "
+      "last, sends a force-created application no rule places to root.@recovery@",
+      apps, "place", "    if forced:\n", "    if False:\n"),
     M("placement.deny_filter_allows", "ACL/placement",
       "YuniKorn placement: a deny filter skips the rule for the users it matches",
       placement, "_filter_allows", 'allow = f.type != "deny"', "allow = True"),
@@ -811,8 +826,8 @@ MUTANTS: tuple[Mutant, ...] = (
       placement, "_clean", 'return part.replace(".", "_dot_")', "return part"),
     M("placement.parent_queue_taken", "ACL/placement",
       "YuniKorn placement: an application goes to a leaf; a rule naming a parent fails",
-      apps, "place", "        if found is not None and not found.is_leaf:\n",
-      "        if False:\n"),
+      placement, "_taken", "    if found is not None and not found.is_leaf:\n",
+      "    if False:\n"),
     M("recovery.other_node_attached", "recovery",
       "001 'Application recovery': a node registers with its own allocations; one the RM "
       "reports on another node is refused with the node", nodes, "_unattachable",
@@ -1068,6 +1083,17 @@ PARITY: tuple[Mutant, ...] = (
 """Cores that break a rule where this core follows YuniKorn once more (queue ties, the
 RM's releases of any type)."""
 MUTANTS = (*MUTANTS, *PARITY)
+
+
+RECOVERY: tuple[Mutant, ...] = (
+    M("apps.force_create_spelled_one_way", "recovery",
+      "YuniKorn IsAppCreationForced: the force-create tag's name in any case and a value "
+      "ParseBool reads as true (1, t, True...) force an application in",
+      apps, "force_created", "    return value in TRUE_WORDS\n",
+      '    return value == "true"\n'),
+)
+"""Cores that break how a recovered application with running pods is taken back."""
+MUTANTS = (*MUTANTS, *RECOVERY)
 
 
 LITERAL: tuple[Mutant, ...] = (

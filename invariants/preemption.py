@@ -701,7 +701,8 @@ def reservations_made(m: Monitor, rv: RMView, call: Call) -> None:
     A general preemption's reservation may be gone by the end of the call for one reason:
     a required-node ask whose node it is came later in the same cycle, cancelled every
     other reservation on that node and reserved it or was placed there (behaviour 2.6,
-    YuniKorn's ``TestRequiredNodeCancelNonDSReservations``)."""
+    YuniKorn's ``TestRequiredNodeCancelOtherReservations``, ``partition_test.go`` at
+    apache/yunikorn-core ``be3bb48``)."""
     if not call.preemptions:
         return
     held = _reservations(m, rv.rm_id)

@@ -65,7 +65,8 @@ ADMISSION = check(
     "An application is accepted exactly when the checker's own reading of the "
     "configuration admits it (placement rules, an existing leaf, active queues, the "
     "submit or admin ACL of the leaf or an ancestor, gang style, and for a gang: no fair "
-    "queue and a placeholderAsk within every max on the path), and lands in the queue "
+    "queue and a placeholderAsk within every max on the path, unless a shim recovering it "
+    "with running pods forces it in with the force-create tag), and lands in the queue "
     "that reading names.",
     f"004 'Configurations & Semantics' (acls); {S} AddApplicationRequest.queueName; "
     f"{G} 'Total placeholder size', 'Handling queue with a FAIR sort policy'",

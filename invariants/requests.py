@@ -25,6 +25,8 @@ from .shim import REQUIRED_NODE, AllocView, AppView, AskView, Kept, NodeView, RM
 
 TT = si.TerminationType
 NA = si.NodeAction
+RM_STARTED = (TT.STOPPED_BY_RM, TT.UNKNOWN_TERMINATION_TYPE)
+"""The types of a release the RM starts (an unset type is one): confirmed STOPPED_BY_RM."""
 NODE_PARTITION = "si/node-partition"
 """The node attribute naming the partition a node registers in (empty: ``default``)."""
 
@@ -98,7 +100,7 @@ def _admission(m: Monitor, rv: RMView, rm_id: str, add: si.AddApplicationRequest
     if style not in ("Hard", "Soft"):
         return None, "gang style"
     ph = add.placeholder_ask.as_dict() if add.placeholder_ask else {}
-    if qty.positive(ph):
+    if qty.positive(ph) and not model.force_created(add.tags):
         policy, maxes = _gang_rules(pm, core, anchor, placed, made)
         if policy == "fair":
             return None, "gang in a fair queue"
@@ -411,11 +413,16 @@ def begin_allocation(rv: RMView, call: Call, req: si.AllocationRequest) -> None:
             del rv.asks[key]
     for rel in releases.allocations_to_release:
         for a in released_by(rv, rel):
-            if rel.termination_type == TT.STOPPED_BY_RM:
+            if rel.termination_type in RM_STARTED:
                 call.confirm_expected[a.uuid] += 1
                 call.gone[a.uuid] = rv.allocs.pop(a.uuid)
-            else:
+            elif a.releasing == rel.termination_type:
                 call.shim_confirmed[a.uuid] = rv.allocs.pop(a.uuid)
+            else:
+                # The RM ends it with a type only the core starts: gone, answered with
+                # nothing (YuniKorn's removeAllocation; 001 "For releases initiated by the
+                # core no such confirmation message can or must be sent").
+                call.gone[a.uuid] = rv.allocs.pop(a.uuid)
 
 
 def asks_released_by(rv: RMView, rel: si.AllocationAskRelease) -> list[tuple[str, str]]:
@@ -430,19 +437,15 @@ def asks_released_by(rv: RMView, rel: si.AllocationAskRelease) -> list[tuple[str
 
 
 def released_by(rv: RMView, rel: si.AllocationRelease) -> list[AllocView]:
-    """What one ``AllocationRelease`` ends, by the shim's records: the RM's release
-    (``STOPPED_BY_RM``) of the allocation it names, or of every allocation of the
-    application; otherwise the shim's confirmation of a release the core started with that
-    type. The application named, if any, and the partition named must hold it."""
-    if rel.termination_type == TT.STOPPED_BY_RM:
-        if rel.uuid:
-            targets = [rv.allocs[rel.uuid]] if rel.uuid in rv.allocs else []
-        else:
-            targets = rv.allocs_of(rel.application_id)
+    """What one ``AllocationRelease`` ends, by the shim's records, whatever its type: the
+    allocation it names, or every allocation of the application when it names none (the
+    shim's confirmation of a release the core started with that type, or the RM ending
+    it, as YuniKorn's removeAllocation). The application named, if any, and the partition
+    named must hold it."""
+    if rel.uuid:
+        targets = [rv.allocs[rel.uuid]] if rel.uuid in rv.allocs else []
     else:
-        found = rv.allocs.get(rel.uuid)
-        targets = [found] if found is not None and found.releasing == rel.termination_type \
-            else []
+        targets = rv.allocs_of(rel.application_id)
     return [a for a in targets if (not rel.application_id or a.app == rel.application_id)
             and held_by(rv, a.app, rel.partition_name, unknown=True)]
 

@@ -132,7 +132,8 @@ class AskView:
     """The ask's tags, which its allocations carry (``002`` Allocation.allocationTags)."""
     preempted: bool = False
     """It triggered a preemption (an ask does so once: YuniKorn's ``preemptionTriggered``,
-    which an update, a new ask object, does not carry over)."""
+    which an update, a new ask object here as in YuniKorn v1.5, does not carry over; since
+    YUNIKORN-2778 YuniKorn updates the object in place and keeps the flag)."""
 
     @property
     def pending(self) -> int:

@@ -325,11 +325,13 @@ class TodayRequests:
         key = rel.allocation_key
         app = p.apps.get(rel.application_id)
         if not key:
+            # Asks first: the release of the last allocation may end the application, and
+            # an ended application's asks go unconfirmed.
+            if ttype != si.TerminationType.TIMEOUT and app is not None and app.asks:
+                self._withdraw(p, rel, "")
             p.release_allocations(si.AllocationRelease.model_construct(
                 partition_name=rel.partition_name, application_id=rel.application_id,
                 uuid="", termination_type=ttype, message=rel.message, allocation_key=""))
-            if ttype != si.TerminationType.TIMEOUT and app is not None and app.asks:
-                self._withdraw(p, rel, "")
             return
         placed = self._live(p, rel.application_id, key)
         for alloc in placed:

@@ -10,8 +10,10 @@ submit to its nearest existing ancestor (the new queues are unmanaged: no quota
 of their own, removed when empty). Anything else (a parent, a draining leaf, a
 refused ACL, a missing queue without ``create``) fails the rule and the next is
 tried; an invalid queue name or a parent rule that names a leaf is an error
-that rejects the application at once. When the last rule gives no queue at all,
-``root.default`` takes the application if it exists and passes the same checks.
+that rejects the application at once. When no rule places the application,
+``root.default`` takes it if it exists and passes the same checks; an application
+the shim forces in (YuniKorn's force-create tag: its pods run already) goes to
+``root.@recovery@`` instead, unchecked (YuniKorn's recovery rule, always last).
 With no rules configured a single ``provided`` rule without ``create`` stands in
 (YuniKorn's implicit rule).
 
@@ -66,6 +68,10 @@ Refusal = Callable[[Placement], str]
 """Why the application may not go where a rule placed it (empty: it may): for an
 existing leaf a draining queue or the submit ACL, for queues to create the submit
 ACL of their nearest existing ancestor (YuniKorn ``PlaceApplication``)."""
+
+RECOVERY_QUEUE = f"{ROOT_QUEUE}.@recovery@"
+"""Where a force-created application no rule places goes (YuniKorn ``RecoveryQueueFull``):
+created when first needed, like the queues rules create, and no quota of its own."""
 
 DEFAULT_QUEUE = f"{ROOT_QUEUE}.default"
 """Where an application no rule places goes, if it exists (YuniKorn
@@ -201,39 +207,51 @@ def _created(path: str, lookup: Lookup) -> Placement:
 
 def place(rules: Sequence[PlacementRuleConfig], queue_name: str, user: str,
           groups: Sequence[str], tags: Mapping[str, str], lookup: Lookup,
-          refusal: Refusal) -> Placement | str:
+          refusal: Refusal, forced: bool = False) -> Placement | str:
     """The placement for an application, or the reason there is none.
 
     YuniKorn's ``PlaceApplication`` (``placement/placement.go``): each rule's path in
     turn; an existing queue must be a leaf, open to the user and not draining, a missing
     one needs the user's access to its nearest existing ancestor (``refusal``), else the
-    next rule is tried. ``root.default`` stands in only when the last rule gives no path
-    at all, and passes the same checks.
+    next rule is tried. After the configured rules comes YuniKorn's recovery rule, always
+    last (``buildRules``): a ``forced`` application (the shim's force-create tag) goes to
+    the recovery queue, unchecked; any other to ``root.default``, under the same checks,
+    when it exists.
     """
     refused: list[str] = []
-    chosen = rules or (_IMPLICIT,)
-    for index, rule in enumerate(chosen):
+    for rule in rules or (_IMPLICIT,):
         path = _rule_path(rule, queue_name, user, groups, tags, lookup)
         if isinstance(path, _Error):
             return f"placement rule {rule.name} failed: {path.why}"
-        if path is None and index == len(chosen) - 1 and lookup(DEFAULT_QUEUE) is not None:
-            path = DEFAULT_QUEUE
         if path is None:
             continue
-        found = lookup(path)
-        if found is not None and not found.is_leaf:
-            refused.append(f"queue {path} is a parent queue; applications go to leaf queues")
-            continue
-        placement = Placement(path) if found is not None else _created(path, lookup)
-        reason = refusal(placement)
-        if not reason:
-            return placement
-        refused.append(reason)
+        taken = _taken(path, lookup, refusal)
+        if isinstance(taken, Placement):
+            return taken
+        refused.append(taken)
+    if forced:
+        return Placement(RECOVERY_QUEUE) if lookup(RECOVERY_QUEUE) is not None \
+            else Placement(RECOVERY_QUEUE, (RECOVERY_QUEUE,))
+    if lookup(DEFAULT_QUEUE) is not None:
+        taken = _taken(DEFAULT_QUEUE, lookup, refusal)
+        if isinstance(taken, Placement):
+            return taken
+        refused.append(taken)
+    refused = list(dict.fromkeys(refused))
     if rules:
         names = ", ".join(r.name for r in rules)
         head = f"no placement rule ({names}) found a queue for the application"
         return f"{head}: {'; '.join(refused)}" if refused else head
     return "; ".join(dict.fromkeys([*filter(None, [_unplaced(queue_name, lookup)]), *refused]))
+
+
+def _taken(path: str, lookup: Lookup, refusal: Refusal) -> Placement | str:
+    """``path`` as the placement, or why the application may not go there."""
+    found = lookup(path)
+    if found is not None and not found.is_leaf:
+        return f"queue {path} is a parent queue; applications go to leaf queues"
+    placement = Placement(path) if found is not None else _created(path, lookup)
+    return refusal(placement) or placement
 
 
 def _unplaced(queue_name: str, lookup: Lookup) -> str:

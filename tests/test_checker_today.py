@@ -13,7 +13,7 @@ from invariants.runner import CLOCK_START, Options, case_seed, run_case, schedul
 from invariants.world import World
 from scheduler import si
 from scheduler.si import today as t
-from scheduler.trace import Step, header, parse_lines
+from scheduler.trace import Step, header, parse_lines, read_trace
 
 CONFIG = ("partitions: [{name: default, queues: [{name: root, submitacl: '*', "
           "queues: [{name: a}]}]}]")
@@ -124,3 +124,13 @@ def test_a_case_end_confirms_in_todays_words() -> None:
     confirmations = [s for s in end.steps if s.call == "update_allocation"]
     assert confirmations and all(bridge.is_today(s) for s in confirmations)
     assert not [v for v in end.violations if not v.invariant.startswith("liveness.")]
+
+
+def test_releasing_everything_confirms_every_ask_before_the_application_ends() -> None:
+    """A fresh-seed check found it: today's RM releases every pod of an application whose
+    last placeholder the core had just released with TIMEOUT; the allocation's release
+    ended the application, whose asks then went unconfirmed. Asks go first now."""
+    trace = read_trace(Path(__file__).parent / "data" / "today" /
+                       "release-everything-after-a-timeout.jsonl")
+    result = replay.run(trace)
+    assert result.violation is None and result.steps == len(trace.steps)

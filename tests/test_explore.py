@@ -255,7 +255,7 @@ def test_a_scope_runs_on_another_configuration(tmp_path: Path) -> None:
     ("nodes.decommissioned_node_kept", "tiny", 2),
     ("timer.execution_timeout_early", "tiny", 3),
     ("gang.placeholder_timeout_never_fires", "gang", 3),
-    ("release.unsolicited_confirmation_taken", "gang", 5),
+    ("release.rm_core_type_release_ignored", "gang", 5),
     ("quota.leaf_max_only", "quota", 4),
     ("placement.creates_without_create", "admission", 1),
     ("placement.default_queue_ignored", "admission", 1),

@@ -638,16 +638,40 @@ def test_a_provided_name_that_is_not_a_path_is_one_name() -> None:
     assert app_queue(api, "app-2") == "root.tenants.x"
 
 
-def test_root_default_stands_in_only_when_the_last_rule_gives_nothing() -> None:
-    """``placement.go`` PlaceApplication: ``root.default`` replaces an empty result of the
-    last rule; a last rule whose queue the user may not use rejects the application."""
+def test_root_default_takes_what_a_refusing_rule_left() -> None:
+    """``placement.go`` buildRules / PlaceApplication: the recovery rule is always last, so
+    ``root.default`` stands in whenever the configured rules placed nothing, also when
+    their queue refused the user."""
     config = ("partitions:\n  - name: default\n    placementrules:\n"
               "      - name: fixed\n        value: root.closed\n"
               "    queues:\n      - name: root\n        queues:\n"
               "          - name: default\n            submitacl: '*'\n"
               "          - name: closed\n            submitacl: bob\n")
-    api, shim, _rec, _clock = make(config)
+    api, _shim, _rec, _clock = make(config)
     submit(api, "app-1", user="alice")
-    assert [r.application_id for r in shim.rejected_apps] == ["app-1"]
+    assert app_queue(api, "app-1") == "root.default"
     submit(api, "app-2", user="bob")
     assert app_queue(api, "app-2") == "root.closed"
+
+
+def test_a_forced_application_no_rule_places_goes_to_the_recovery_queue() -> None:
+    """``recovery_rule.go`` placeApplication (``placement_test.go`` TestForcePlaceApp): an
+    application the shim forces in (its pods run already) that no rule places goes to
+    ``root.@recovery@``, created for it, whatever the ACLs; a rule that places it wins."""
+    config = ("partitions:\n  - name: default\n    placementrules:\n"
+              "      - name: provided\n"
+              "    queues:\n      - name: root\n        submitacl: bob\n        queues:\n"
+              "          - name: default\n          - name: a\n")
+    api, shim, rec, _clock = make(config)
+    forced = {"yunikorn.apache.org/force-create": "true"}
+    submit(api, "app-1", queue="root.gone", user="alice", tags=forced)
+    assert app_queue(api, "app-1") == "root.@recovery@"
+    assert "root.@recovery@" in queues(api)
+    submit(api, "app-2", queue="root.a", user="alice", tags=forced)
+    assert [r.application_id for r in shim.rejected_apps] == []
+    assert app_queue(api, "app-2") == "root.@recovery@"      # alice may not submit to root.a
+    submit(api, "app-3", queue="root.a", user="bob", tags=forced)
+    assert app_queue(api, "app-3") == "root.a"
+    submit(api, "app-4", queue="root.gone", user="alice")
+    assert [r.application_id for r in shim.rejected_apps] == ["app-4"]
+    assert check_all(CheckContext(api, recorder=rec)) == []

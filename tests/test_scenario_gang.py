@@ -930,32 +930,83 @@ def test_rm_stops_placeholder_being_replaced_ask_scheduled_normally() -> None:
 
 @pytest.mark.parametrize("ttype", [TT.PLACEHOLDER_REPLACED, TT.TIMEOUT,
                                    TT.PREEMPTED_BY_SCHEDULER])
-def test_confirmation_of_a_release_never_sent_is_ignored(ttype: si.TerminationType) -> None:
+def test_rm_release_of_a_placeholder_the_core_never_released(ttype: si.TerminationType) -> None:
+    """The RM ends a placeholder with a type only the core starts, though the core never
+    released it: the placeholder goes, nothing is sent back, and with no replacement
+    nothing is swapped in (YuniKorn's ``partition.go`` removeAllocation)."""
     env = placed_gang(count=2)
-    ph1 = env.uuid_of("g", "ph-1")
-    dump = env.dump()
+    ph1, ph2 = env.uuid_of("g", "ph-1"), env.uuid_of("g", "ph-2")
     env.shim.clear()
     env.confirm("g", ph1, ttype)
-    assert env.dump() == dump
-    assert env.alloc_responses() == []
-    assert env.dump_alloc("g", ph1)["state"] == "Allocated"
-    assert_event_about(env, ph1)
+    assert env.shim.released == []
+    assert env.shim.allocations == []
+    assert env.dump_alloc("g", ph1) is None
+    assert [a["uuid"] for a in env.app("g")["allocations"]] == [ph2]
+    assert env.app("g")["placeholder_allocated"] == mem(20)
+    assert env.queue("root.a")["allocated"] == mem(20)
+    assert env.node("node-1")["allocated"] == mem(20)
+    # As after the RM's own release: nothing pending, nothing real, it waits.
+    assert env.app_state("g") == "Completing"
     assert_clean(env)
 
 
-def test_confirmation_with_the_wrong_type_is_ignored() -> None:
+def test_rm_release_of_a_placeholder_being_replaced_with_another_type() -> None:
+    """The core released the placeholder for its replacement; the RM ends it with
+    ``TIMEOUT``: it goes unanswered, the real ask it held is scheduled normally, and the
+    shim's late ``PLACEHOLDER_REPLACED`` names nothing any more."""
     env = placed_gang(count=1)
     ph1 = env.uuid_of("g", "ph-1")
     env.real("g", "real-1", 20)
     env.schedule()
+    assert env.releases() == [(ph1, TT.PLACEHOLDER_REPLACED)]
+    env.shim.clear()
+    env.confirm("g", ph1, TT.TIMEOUT)
+    assert env.shim.released == []
+    assert env.dump_alloc("g", ph1) is None
+    assert env.dump_ask("g", "real-1")["state"] == "Pending"
+    assert env.schedule() == 1
+    [new] = env.shim.allocations
+    assert new.allocation_key == "real-1"
+    assert env.app_state("g") == "Running"
     dump = env.dump()
     env.shim.clear()
-    env.confirm("g", ph1, TT.TIMEOUT)  # the core sent PLACEHOLDER_REPLACED
+    env.confirm("g", ph1, TT.PLACEHOLDER_REPLACED)
     assert env.dump() == dump
     assert env.alloc_responses() == []
     assert_event_about(env, ph1)
+    assert_clean(env)
+
+
+def test_placeholder_tracking_through_rm_releases_of_every_type() -> None:
+    """After YuniKorn's ``partition_test.go`` TestPlaceholderAllocationTracking: three
+    placeholders; the replacement of the first is confirmed (the real allocation takes
+    its place), the RM stops the second (confirmed ``STOPPED_BY_RM``) and ends the third,
+    which the core never released, with ``TIMEOUT`` (it goes, unanswered)."""
+    env = placed_gang(count=3)
+    ph1, ph2, ph3 = (env.uuid_of("g", f"ph-{i}") for i in (1, 2, 3))
+    env.real("g", "real-1", 20)
+    assert env.schedule() == 0
+    assert env.releases() == [(ph1, TT.PLACEHOLDER_REPLACED)]
+    assert len(env.app("g")["allocations"]) == 3
+    env.shim.clear()
     env.confirm("g", ph1, TT.PLACEHOLDER_REPLACED)
-    assert env.shim.allocations[-1].allocation_key == "real-1"
+    [real] = env.shim.allocations
+    assert real.allocation_key == "real-1"
+    assert len(env.app("g")["allocations"]) == 3
+    assert env.app("g")["placeholder_allocated"] == mem(40)
+    env.shim.clear()
+    env.release("g", ph2, TT.STOPPED_BY_RM)
+    assert env.releases() == [(ph2, TT.STOPPED_BY_RM)]
+    assert len(env.app("g")["allocations"]) == 2
+    assert env.app("g")["placeholder_allocated"] == mem(20)
+    env.shim.clear()
+    env.release("g", ph3, TT.TIMEOUT)
+    assert env.releases() == []
+    assert [a["allocation_key"] for a in env.app("g")["allocations"]] == ["real-1"]
+    assert env.app("g")["placeholder_allocated"] == {}
+    assert env.queue("root.a")["allocated"] == mem(20)
+    assert env.node("node-1")["allocated"] == mem(20)
+    assert env.app_state("g") == "Running"
     assert_clean(env)
 
 

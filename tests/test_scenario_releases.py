@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from scenario_helpers import TT, Env
+
+from scheduler import si
 
 
 def script() -> Env:
@@ -184,26 +187,45 @@ def test_duplicate_confirmation_changes_nothing() -> None:
     assert env.shim.events != []
 
 
-def test_confirmation_of_a_release_never_sent_is_ignored() -> None:
+@pytest.mark.parametrize("ttype", [TT.TIMEOUT, TT.PREEMPTED_BY_SCHEDULER,
+                                   TT.PLACEHOLDER_REPLACED])
+def test_rm_release_with_a_core_type_removes_the_allocation_unanswered(
+        ttype: si.TerminationType) -> None:
+    """The RM ends an allocation the core never released, with a type only the core
+    starts: it goes as with the RM's own release, and nothing is sent back (YuniKorn's
+    ``partition.go`` removeAllocation). A ``PLACEHOLDER_REPLACED`` release of an
+    allocation with no replacement swaps nothing in."""
     env = two_allocs()
     uuid = env.uuids()[0]
-    before = env.dump()
     env.shim.clear()
-    env.release("app-1", uuid, TT.TIMEOUT)
+    env.release("app-1", uuid, ttype)
     assert env.shim.released == []
-    assert env.api.state_dump() == before
+    assert env.shim.allocations == []
+    left = [a["uuid"] for a in env.app("app-1")["allocations"]]
+    assert len(left) == 2 and uuid not in left
+    assert env.node("node-1")["allocated"] == {"memory": 30}
+    assert env.queue("root.a")["allocated"] == {"memory": 30}
+    # The allocation is gone: the same release again names nothing.
+    env.release("app-1", uuid, ttype)
+    assert env.shim.released == []
     assert any(e.object_id == uuid for e in env.shim.events)
 
 
-def test_confirmation_with_wrong_type_is_ignored() -> None:
+def test_release_with_another_type_than_the_cores_removes_it_unanswered() -> None:
+    """The core timed the allocation out; the RM ends it with another type: it goes,
+    nothing is sent back, and the shim's later ``TIMEOUT`` names nothing."""
     env = timed_env()
     env.advance(5)
     uuid = env.uuids()[0]
-    before = env.dump()
     env.shim.clear()
     env.release("app-1", uuid, TT.PREEMPTED_BY_SCHEDULER)
     assert env.shim.released == []
-    assert env.api.state_dump() == before
+    assert env.app("app-1")["allocations"] == []
+    assert env.node("node-1")["allocated"] == {}
+    assert env.app_state("app-1") == "Completing"
+    env.release("app-1", uuid, TT.TIMEOUT)
+    assert env.shim.released == []
+    assert any(e.object_id == uuid for e in env.shim.events)
 
 
 def test_app_completes_after_timeout_confirmed() -> None:
@@ -262,32 +284,53 @@ def test_release_for_unknown_application_ignored_with_event() -> None:
     assert len(env.shim.events) == 2
 
 
-def test_releases_the_uuid_alone_does_not_decide_are_ignored() -> None:
-    """A uuid of app-1 under app-2's id, or with no termination type: ignored with an
-    event (the uuid alone does not name the allocation)."""
+def test_uuid_under_another_application_is_ignored() -> None:
+    """A uuid of app-1 under app-2's id: ignored with an event (the uuid alone does not
+    name the allocation)."""
     env = two_allocs()
     env.add_app("app-2")
     uuid = env.uuids()[0]
     before = env.dump()
     env.shim.clear()
     env.release("app-2", uuid)
-    env.release("app-1", uuid, TT.UNKNOWN_TERMINATION_TYPE)
     assert env.shim.released == []
     assert env.api.state_dump() == before
-    assert len(env.shim.events) == 2
+    assert len(env.shim.events) == 1
 
 
-def test_confirmation_without_a_uuid_is_ignored() -> None:
-    """Only the RM's own release without a uuid means every allocation of the application:
-    a confirmation names the release it confirms."""
+def test_release_without_a_type_is_the_rms_own() -> None:
+    """A release with no termination type is the RM's: the allocation goes and is
+    confirmed ``STOPPED_BY_RM``, as YuniKorn answers it."""
+    env = two_allocs()
+    uuid = env.uuids()[0]
+    env.shim.clear()
+    env.release("app-1", uuid, TT.UNKNOWN_TERMINATION_TYPE)
+    assert [(r.uuid, r.termination_type) for r in env.shim.released] == [
+        (uuid, TT.STOPPED_BY_RM)]
+    assert uuid not in [a["uuid"] for a in env.app("app-1")["allocations"]]
+    assert env.node("node-1")["allocated"] == {"memory": 30}
+
+
+def test_release_of_a_core_type_without_a_uuid_removes_all_unanswered() -> None:
+    """Without a uuid a release means every allocation of the application, whatever its
+    type: one the core timed out (this is its confirmation) and one it did not (ended by
+    the RM) both go, and nothing is sent back."""
     env = timed_env()
+    env.ask("app-1", "j", 20)
+    assert env.schedule() == 1
     env.advance(5)
-    before = env.dump()
+    assert [a["state"] for a in env.app("app-1")["allocations"]] == ["Releasing", "Allocated"]
+    env.add_app("app-2", "root.b")
+    env.ask("app-2", "k", 10)
+    assert env.schedule() == 1
     env.shim.clear()
     env.release("app-1", "", TT.TIMEOUT)
     assert env.shim.released == []
-    assert env.api.state_dump() == before
-    assert [a["state"] for a in env.app("app-1")["allocations"]] == ["Releasing"]
+    assert env.app("app-1")["allocations"] == []
+    assert env.queue("root.a")["allocated"] == {}
+    assert env.node("node-1")["allocated"] == {"memory": 10}
+    assert len(env.app("app-2")["allocations"]) == 1
+    assert env.app_state("app-1") == "Completing"
 
 
 def test_release_for_unknown_partition_ignored_with_event() -> None:

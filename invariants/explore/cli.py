@@ -18,7 +18,13 @@ from scheduler.errors import ConfigError
 from scheduler.trace import read_trace
 
 from .. import replay
-from ..cli import UsageError, configuration_warnings_quiet, usage_errors_exit_2
+from ..cli import (
+    VARIANT_HELP,
+    UsageError,
+    configuration_warnings_quiet,
+    on_variant,
+    usage_errors_exit_2,
+)
 from ..runner import CLOCK_START
 from .scope import KINDS, SCOPES, Scope
 from .search import Options, Result, Stats, replay_path, search
@@ -47,12 +53,13 @@ def add_explore_command(sub: Any) -> None:
     p.add_argument("--measure", action="store_true",
                    help="time snapshot against replay and orjson+xxh3 against json+blake2b")
     p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.add_argument("--variant", metavar="NAME", help=VARIANT_HELP)
     p.set_defaults(func=run_explore)
 
 
 def run_explore(args: argparse.Namespace) -> int:
     with configuration_warnings_quiet():
-        return usage_errors_exit_2("explore", _explore)(args)
+        return usage_errors_exit_2("explore", on_variant(_explore))(args)
 
 
 def _scope(args: argparse.Namespace) -> Scope:

@@ -169,8 +169,11 @@ KINDS: dict[str, str] = {
     "confirm": "the shim confirms the first release the core started",
     "confirm_twice": "the shim confirms the first release the core started, twice",
     "release": "a pod ends: the RM releases an application's first real allocation",
-    "confirm_unasked": "the shim confirms a release the core never started (TIMEOUT of a "
-                       "running allocation): it must change nothing",
+    "release_placeholder": "a placeholder pod is deleted outside the scheduler (a user, an "
+                           "eviction): the RM releases an application's first placeholder, "
+                           "also while the core is replacing it",
+    "confirm_unasked": "the RM ends a running allocation the core never released with "
+                       "TIMEOUT, a type only the core starts: it goes, unanswered",
     "resend": "an informer resync: an ask whose repeats all run is sent again, unchanged",
     "resize": "an ask whose repeats all run is sent again 5 memory larger (a pod resized in "
               "place): it asks for no new repeat, so the core must refuse it",
@@ -191,10 +194,11 @@ KINDS: dict[str, str] = {
     "misroute": "a request names partition `other`, which does not hold the application: a "
                 "new ask, the withdrawal of its first pending ask, the release of its first "
                 "running allocation, or its removal",
-    "stray": "a release the core must ignore: an ask release naming a key the application "
-             "does not have, or of its first pending ask with a type only the core starts "
-             "(TIMEOUT); the release of its first running allocation under an unknown "
-             "application, or with no termination type",
+    "stray": "a release the ids or type alone do not decide: an ask release naming a key "
+             "the application does not have, or of its first pending ask with a type only "
+             "the core starts (TIMEOUT), both ignored; the release of its first running "
+             "allocation under an unknown application (ignored), or with no termination "
+             "type (the RM's own: it goes, confirmed STOPPED_BY_RM)",
     "misact": "a node action its node's state does not allow (DRAIN_NODE of a draining node, "
               "DRAIN_TO_SCHEDULABLE of a schedulable one) or one the SI does not define",
 }
@@ -205,7 +209,7 @@ def _targets(scope: Scope, kind: str) -> list[str]:
     nodes = [n for n, _ in scope.nodes]
     if kind in ("node", "drain", "restore", "decommission", "occupy"):
         return nodes
-    if kind in ("submit", "remove_app", "release"):
+    if kind in ("submit", "remove_app", "release", "release_placeholder"):
         return [a.id for a in scope.apps]
     if kind == "placeholders":
         return [a.id for a in scope.apps if a.gang is not None]
@@ -475,6 +479,13 @@ def _release(a: Action, w: World, rv: RMView) -> Iterator[Step]:
         yield _request("update_allocation", rv.release_request(running[:1], TT.STOPPED_BY_RM))
 
 
+def _release_placeholder(a: Action, w: World, rv: RMView) -> Iterator[Step]:
+    placeholders = sorted((x for x in rv.allocs_of(a.target) if x.placeholder), key=_order)
+    if placeholders:
+        yield _request("update_allocation",
+                       rv.release_request(placeholders[:1], TT.STOPPED_BY_RM))
+
+
 def _confirm_unasked(a: Action, w: World, rv: RMView) -> Iterator[Step]:
     running = sorted((x for x in rv.allocs.values() if x.releasing is None), key=_order)
     if running:
@@ -564,7 +575,8 @@ def _reload(a: Action, w: World, rv: RMView) -> Iterator[Step]:
 _BUILDERS: dict[str, Builder] = {
     "node": _node, "submit": _submit, "placeholders": _placeholders, "ask": _ask,
     "schedule": _schedule, "confirm": _confirm(False), "confirm_twice": _confirm(True),
-    "release": _release, "confirm_unasked": _confirm_unasked, "occupy": _occupy,
+    "release": _release, "release_placeholder": _release_placeholder,
+    "confirm_unasked": _confirm_unasked, "occupy": _occupy,
     "remove_ask": _remove_ask, "remove_app": _remove_app,
     "resend": _resend(0), "resize": _resend(5), "tick": _tick, "wait": _wait,
     "drain": _node_action(NA.DRAIN_NODE, "Schedulable"),
@@ -608,6 +620,14 @@ SCOPES: dict[str, Scope] = {s.name: s for s in (
                            "confirm_twice", "confirm_unasked", "release", "remove_ask",
                            "remove_app", "tick", "restart"}),
           depth=9),
+    Scope("findings", "one node, a Hard gang of two placeholders and two real pods, "
+          "and what may happen to it mid-swap or across a restart: the RM withdraws a real "
+          "pod or releases a placeholder, the parent's max drops below the gang's "
+          "placeholderAsk and the RM restarts (docs/findings/)",
+          nodes=(("node-1", 30),), apps=(_GANG_HARD,),
+          kinds=frozenset({"node", "submit", "placeholders", "ask", "schedule", "confirm",
+                           "remove_ask", "release_placeholder", "reload", "restart"}),
+          depth=8),
     Scope("quota", "two applications in two leaves under a parent max, and reloads",
           nodes=(("node-1", 20), ("node-2", 20)),
           apps=(_PLAIN, AppShape("app-2", "root.parent.gangs", (AskShape("k1", 10, repeats=2),))),

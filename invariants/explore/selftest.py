@@ -23,6 +23,9 @@ BEYOND_SCOPES: dict[str, str] = {
     "preemption.victims_within_guarantee": "every leaf of the preemption scope has a "
                                            "guarantee",
     "preemption.fence_ignored": "no scope has a preemption fence",
+    "apps.force_create_spelled_one_way": "a scope's restart tags a recovered application "
+                                         "force-create=true, as a Kubernetes shim does; the "
+                                         "random checker varies the spelling",
     "preemption.switch_ignored": "no scope turns preemption off",
     "preemption.ask_not_within": "no queue on the asking path but root is over its "
                                  "guarantee",
@@ -58,8 +61,6 @@ BEYOND_SCOPES: dict[str, str] = {
                                     "in one leaf",
     "nodes.update_keeps_partition_total":
         "no scope changes a node's capacity (an UPDATE of its schedulable resource)",
-    "release.confirmation_type_ignored":
-        "no scope confirms a release with another termination type than the release's",
     "limits.wildcard_not_on_root":
         "no scope sets a `*` user limit on root",
     "limits.parent_against_leaf_usage":
@@ -79,8 +80,10 @@ BEYOND_SCOPES: dict[str, str] = {
     "release.uuid_outside_named_application":
         "no scope releases one application's allocation under another's id (the routing "
         "scope's stray releases have one application)",
-    "release.app_wide_confirmation_taken":
-        "no scope confirms a release without its uuid",
+    "release.app_wide_core_type_ignored": "no scope releases without a uuid",
+    "release.unsolicited_confirmation_taken":
+        "no scope sends PLACEHOLDER_REPLACED of a placeholder the core is not replacing "
+        "(confirm_unasked sends TIMEOUT, where the core differs only in the end state's name)",
     "placement.deny_filter_allows": "no scope's placement rule has a filter",
     "placement.parent_filter_ignored": "no scope's placement rule has a filter",
     "placement.dot_kept": "no scope places by a user name or tag value with a dot",

@@ -28,7 +28,7 @@ def bad_request(g: Gen) -> Iterator[Step]:
     """A request the core must refuse or ignore as a whole, leaving its state unchanged."""
     rv = g.rv
     kind = g.rng.choice(("duplicate_node", "unknown_node", "unknown_release",
-                         "unsolicited_confirmation", "ghost_ask", "zero_ask",
+                         "ghost_ask", "zero_ask",
                          "unknown_partition_ask", "unknown_partition_app", "bad_config",
                          "leaf_to_parent", "empty_user", "negative_timeout_app",
                          "negative_timeout_ask", "int64_node", "bad_gang_style"))
@@ -47,17 +47,6 @@ def bad_request(g: Gen) -> Iterator[Step]:
             rm_id=g.rm_id, releases=si.AllocationReleasesRequest(allocations_to_release=[
                 si.AllocationRelease(application_id="ghost-app", uuid="ghost-uuid",
                                      termination_type=TT.STOPPED_BY_RM)])), **note)
-    elif kind == "unsolicited_confirmation" and rv is not None:
-        alloc = g.pick([a for a in rv.running() if a.releasing is None])
-        if alloc is None:
-            return
-        ttype = g.rng.choice((TT.TIMEOUT, TT.PLACEHOLDER_REPLACED, TT.PREEMPTED_BY_SCHEDULER))
-        yield g.request("update_allocation", si.AllocationRequest(
-            rm_id=g.rm_id, releases=si.AllocationReleasesRequest(allocations_to_release=[
-                si.AllocationRelease(partition_name=rv.apps[alloc.app].partition
-                                     if alloc.app in rv.apps else "default",
-                                     application_id=alloc.app, uuid=alloc.uuid,
-                                     termination_type=ttype)])), **note)
     elif kind in ("ghost_ask", "zero_ask", "unknown_partition_ask"):
         live = rv.live_apps() if rv is not None else []
         app_id = g.pick(live) if live and kind != "ghost_ask" else "ghost-app"
@@ -136,7 +125,7 @@ def stray_release(g: Gen) -> Iterator[Step]:
     if rv is None:
         return
     kind = g.rng.choice(("unknown_ask_release", "core_type_ask_release", "foreign_release",
-                         "orphan_release", "untyped_release"))
+                         "orphan_release"))
     note = {"bad": kind}
     if kind in ("unknown_ask_release", "core_type_ask_release"):
         # An ask release naming a key the application does not have, or one of its asks with
@@ -154,14 +143,14 @@ def stray_release(g: Gen) -> Iterator[Step]:
                     termination_type=TT.STOPPED_BY_RM if unknown else g.rng.choice(
                         (TT.TIMEOUT, TT.PREEMPTED_BY_SCHEDULER, TT.PLACEHOLDER_REPLACED)))])),
             **note)
-    elif kind in ("foreign_release", "orphan_release", "untyped_release"):
-        # A running allocation's uuid under another application's id, or an unknown one, or
-        # with no termination type: ignored (the uuid alone does not name the allocation).
+    elif kind in ("foreign_release", "orphan_release"):
+        # A running allocation's uuid under another application's id, or an unknown one:
+        # ignored (the uuid alone does not name the allocation).
         alloc = g.pick([a for a in rv.running() if a.releasing is None and a.app in rv.apps])
         if alloc is None:
             return
         partition = rv.apps[alloc.app].partition
-        named: str | None = alloc.app if kind == "untyped_release" else "ghost-app"
+        named: str | None = "ghost-app"
         if kind == "foreign_release":
             named = g.pick(sorted(a for a, v in rv.apps.items()
                                   if a != alloc.app and v.partition == partition))
@@ -170,9 +159,8 @@ def stray_release(g: Gen) -> Iterator[Step]:
         yield g.request("update_allocation", si.AllocationRequest(
             rm_id=g.rm_id, releases=si.AllocationReleasesRequest(allocations_to_release=[
                 si.AllocationRelease(partition_name=partition, application_id=named,
-                                     uuid=alloc.uuid, termination_type=TT.STOPPED_BY_RM
-                                     if kind != "untyped_release"
-                                     else TT.UNKNOWN_TERMINATION_TYPE)])), **note)
+                                     uuid=alloc.uuid,
+                                     termination_type=TT.STOPPED_BY_RM)])), **note)
 
 
 STRAY_NODE_ACTIONS: dict[str, tuple[si.NodeAction, tuple[str, ...]]] = {

@@ -41,13 +41,23 @@ def rm_restart(g: Gen) -> Iterator[Step]:
     # Two resyncs in five send the asks first; read off the id counter, so the rule's random
     # stream stays what it was.
     yield from resync(g.world, g.rm_id, registration, asks_first=g.next_id % 5 < 2,
-                      duplicate=g.next_id % 7 == 3)
+                      duplicate=g.next_id % 7 == 3,
+                      forced=FORCED[g.next_id % len(FORCED)])
     if not _took(g, registration):
         g.factor = before
 
 
+FORCED = (("yunikorn.apache.org/force-create", "true"),
+          ("yunikorn.apache.org/force-create", "True"),
+          ("YuniKorn.apache.org/Force-Create", "1"))
+"""How a resync tags an application with running pods (a Kubernetes shim's
+``yunikorn.apache.org/force-create=true``; YuniKorn reads the name in any case and the
+value as Go's ``ParseBool``)."""
+
+
 def resync(world: World, rm_id: str, registration: Step,
-           asks_first: bool = False, duplicate: bool = False) -> Iterator[Step]:
+           asks_first: bool = False, duplicate: bool = False,
+           forced: tuple[str, str] = FORCED[0]) -> Iterator[Step]:
     """An RM's recovery (``002`` "Scheduler restart/recovery"): register again, then send
     the applications it runs, its nodes with their allocations and its pending asks.
 
@@ -57,13 +67,17 @@ def resync(world: World, rm_id: str, registration: Step,
     pending ask it came from (an ask of several repeats, some running). With
     ``duplicate`` a buggy RM reports its first recovered allocation a second
     time, on the next node (or the same one when it has a single node): the
-    core must reject the node that repeats the uuid.
+    core must reject the node that repeats the uuid. An application with running pods
+    comes back tagged ``forced`` (force-create): the core takes it even where a changed
+    configuration would refuse it as a new gang.
     """
     rv = world.shim.rm(rm_id)
     if rv is None:
         return
-    apps = {a: v.submitted.get() for a, v in rv.apps.items() if v.live}
     allocs = [a for a in rv.allocs.values() if a.sent is not None]
+    running = {a.app for a in allocs}
+    apps = {a: _tagged(v.submitted.get(), forced) if a in running else v.submitted.get()
+            for a, v in rv.apps.items() if v.live}
     asks = [k for k in rv.asks.values() if k.pending > 0]
     nodes = dict(rv.nodes)
     yield registration
@@ -97,6 +111,12 @@ def resync(world: World, rm_id: str, registration: Step,
         yield Step("update_node", request=si.NodeRequest(rm_id=rm_id, nodes=infos))
     if resend and not asks_first:
         yield Step("update_allocation", request=si.AllocationRequest(rm_id=rm_id, asks=resend))
+
+
+def _tagged(add: si.AddApplicationRequest, forced: tuple[str, str]) -> si.AddApplicationRequest:
+    name, value = forced
+    tags = {k: v for k, v in add.tags.items() if k.casefold() != name.casefold()}
+    return add.model_copy(update={"tags": {**tags, name: value}})
 
 
 def _report_twice(infos: list[si.NodeInfo]) -> None:

@@ -39,7 +39,7 @@ def add_application(p: PartitionState, req: si.AddApplicationRequest) -> None:
         return placement_refusal(p, placement, user, groups)
 
     placement = place(p.placement_rules, req.queue_name, user, groups, req.tags, queue_info,
-                      refusal)
+                      refusal, force_created(req.tags))
     path = placement.path if isinstance(placement, Placement) else qualify(req.queue_name)
     app = Application(
         app_id, p.name, None, path or req.queue_name, user, groups, p.core.next_seq(),
@@ -61,7 +61,7 @@ def add_application(p: PartitionState, req: si.AddApplicationRequest) -> None:
         queues.create(p, placement.create)
     queue = p.queues[path]
     app.queue = queue
-    app.admission = (queue.sort_policy, tuple(
+    app.admission = ("", ()) if force_created(req.tags) else (queue.sort_policy, tuple(
         (q.path, dict(q.max)) for q in queue.ancestry() if q.max is not None))
     queue.apps[app_id] = app
     policies.app_changed(app)
@@ -107,7 +107,8 @@ def check_submission(
     nearest existing ancestor: it must be a parent and active (YuniKorn's
     ``createQueue`` and ``addChildQueue`` refuse a leaf and a draining queue),
     and the new leaf has no quota of its own; its sort policy is the one the
-    ancestor's childtemplate gives (fifo without one).
+    ancestor's childtemplate gives (fifo without one). A force-created application
+    (:func:`force_created`) is not held to the gang checks: its pods run already.
     """
     path = placement.path
     queue = p.queues[placement.anchor]
@@ -121,7 +122,7 @@ def check_submission(
     if style not in ("Hard", "Soft"):
         return f"gang scheduling style {req.gang_scheduling_style!r} is not Hard or Soft"
     app.gang_style = style
-    if res.any_positive(app.placeholder_ask):
+    if res.any_positive(app.placeholder_ask) and not force_created(req.tags):
         policy = queue.sort_policy
         limits = [(q.path, q.max) for q in queue.ancestry() if q.max is not None]
         if placement.create:
@@ -139,6 +140,21 @@ def check_submission(
                 return (f"placeholder ask {res.to_str(app.placeholder_ask)} is larger than "
                         f"the max {res.to_str(mx)} of queue {where}")
     return ""
+
+
+FORCE_CREATE = "yunikorn.apache.org/force-create"
+"""The application tag a shim sets on an application it recovers with running pods."""
+
+TRUE_WORDS = ("1", "t", "T", "true", "TRUE", "True")
+"""The spellings YuniKorn's ``IsAppCreationForced`` takes as true (Go's ``ParseBool``)."""
+
+
+def force_created(tags: dict[str, str]) -> bool:
+    """Whether the shim forces the application in (YuniKorn ``IsAppCreationForced``: the
+    tag's name in any case, its value a true word). A forced application runs already, so
+    the gang admission checks do not apply to it."""
+    value = next((v for k, v in tags.items() if k.lower() == FORCE_CREATE), "")
+    return value in TRUE_WORDS
 
 
 def acl_allows(queue: Queue, user: str, groups: list[str]) -> bool:

@@ -1,10 +1,17 @@
 """The RM's ``AllocationRelease`` messages: its own releases and its confirmations.
 
-``STOPPED_BY_RM`` is the RM's own release: processed and confirmed with the
-same type. The core-initiated types are the RM's confirmation of a release
-the core sent: the allocation must be Releasing with that type; the core
-never confirms a confirmation (``001`` "AllocationRelease Response and
-Request"). A confirmed ``PLACEHOLDER_REPLACED`` completes the replacement.
+A release of an allocation the core released with that same type is the RM's
+confirmation: it ends the release (a confirmed ``PLACEHOLDER_REPLACED``
+completes the replacement) and is never confirmed back (``001``
+"AllocationRelease Response and Request"). Any other release, of any type,
+removes the allocation, as YuniKorn's ``partition.go`` removeAllocation does:
+``STOPPED_BY_RM`` (and an unset type) is confirmed with ``STOPPED_BY_RM``;
+the types only the core starts (``TIMEOUT``, ``PREEMPTED_BY_SCHEDULER``,
+``PLACEHOLDER_REPLACED``) are answered with nothing ("For releases initiated
+by the core no such confirmation message can or must be sent"). A
+``PLACEHOLDER_REPLACED`` release of an allocation the core is not replacing
+swaps nothing in: there is no replacement (YuniKorn would dereference the
+missing one); it ends as any other.
 """
 
 from __future__ import annotations
@@ -23,6 +30,9 @@ CONFIRM_TRIGGERS = {
     TT.PLACEHOLDER_REPLACED: "replace",
 }
 
+RM_TYPES = (TT.STOPPED_BY_RM, TT.UNKNOWN_TERMINATION_TYPE)
+"""The types a release the RM starts may carry: confirmed with ``STOPPED_BY_RM``."""
+
 
 def release_allocations(p: PartitionState, rel: si.AllocationRelease) -> None:
     """One ``AllocationRelease`` from the RM: a release, or a confirmation of ours."""
@@ -36,7 +46,7 @@ def release_allocations(p: PartitionState, rel: si.AllocationRelease) -> None:
         else:
             alloc = None
         targets = [alloc] if alloc is not None else []
-    elif app is not None and ttype == TT.STOPPED_BY_RM:
+    elif app is not None:
         targets = list(app.allocations.values())
     else:
         targets = []
@@ -48,27 +58,20 @@ def release_allocations(p: PartitionState, rel: si.AllocationRelease) -> None:
         return
     touched: list[Application] = []
     for alloc in targets:
-        if ttype == TT.STOPPED_BY_RM:
-            ledger.remove_allocation(p, alloc, "stop")
-            ledger.report_release(p, alloc, TT.STOPPED_BY_RM, rel.message or "released by the RM")
-        elif ttype in CONFIRM_TRIGGERS:
-            if alloc.state != "Releasing" or alloc.release_type != ttype.value:
-                p.core.event(
-                    p.rm_id, ET.REQUEST, alloc.uuid,
-                    f"allocation {alloc.uuid} of application {alloc.app.id}: confirmation "
-                    f"{ttype.name} ignored, the core did not release it that way (state "
-                    f"{alloc.state})",
-                    reference_id=alloc.app.id)
-                continue
+        confirms = ttype in CONFIRM_TRIGGERS and alloc.state == "Releasing" \
+            and alloc.release_type == ttype.value
+        if confirms:
             ledger.remove_allocation(p, alloc, CONFIRM_TRIGGERS[ttype])
             if ttype == TT.PLACEHOLDER_REPLACED:
                 gang.complete_replacement(p, alloc)
+        elif ttype in RM_TYPES:
+            ledger.remove_allocation(p, alloc, "stop")
+            ledger.report_release(p, alloc, TT.STOPPED_BY_RM, rel.message or "released by the RM")
         else:
-            p.core.event(p.rm_id, ET.REQUEST, alloc.uuid,
-                         f"allocation {alloc.uuid} of application {alloc.app.id}: release "
-                         f"with termination type {ttype.name} ignored",
-                         reference_id=alloc.app.id)
-            continue
+            # A type only the core starts that confirms no release of ours: the RM ends
+            # the allocation all the same (YuniKorn's removeAllocation), unanswered.
+            ledger.remove_allocation(p, alloc, "stop", f"released by the RM with termination "
+                                     f"type {ttype.name}: nothing sent back")
         if alloc.app not in touched:
             touched.append(alloc.app)
     for touched_app in touched:
