@@ -72,6 +72,9 @@ class World:
         self._ph_victims: set[str] = set()
         """Gangs that lost a placeholder to preemption."""
         self._held_asks: set[tuple[str, str]] = set()
+        self.today: set[str] = set()
+        """The RMs that speak today's SI, as their traffic says (:meth:`_heard`): a shim
+        driving the world (the closure's confirmations) speaks to each in its words."""
         # Shrinking replays a run without some of its steps: the core's uuids shift,
         # so requests naming the original uuids are translated by symbolic name.
         self._original = dict(translate) if translate is not None else None
@@ -107,6 +110,7 @@ class World:
         if self.shim.errors:
             raise self.shim.errors.pop(0)
         self.shim.end(step, error)
+        self._heard(step, error)
         self.steps.append(step)
         problems = list(self.shim.violations)
         self.shim.violations.clear()
@@ -115,6 +119,18 @@ class World:
         if self.coverage is not None:
             self._observe(step, error)
         return problems
+
+    def _heard(self, step: Step, error: BaseException | None) -> None:
+        """Which RMs speak today's SI, by their traffic: a registration that says so, or a
+        request in today's words after one that left it open."""
+        request = step.request
+        if step.call == "register_resource_manager":
+            if error is None:
+                self.today.discard(request.rm_id)
+                if step.extra.get(bridge.REGISTERS) == bridge.TODAY:
+                    self.today.add(request.rm_id)
+        elif bridge.is_today(step):
+            self.today.add(request.rm_id)
 
     def untranslated(self) -> None:
         """From now on steps name this run's uuids (the steps that drive a shrinking

@@ -54,30 +54,13 @@ def confirm_all(world: World) -> list[Step]:
         if not pending:
             continue
         step = Step("update_allocation", request=rv.release_request(pending))
-        if speaks_today(world.steps, rm_id):
+        if rm_id in world.today:
             # A confirmation draws nothing from the speech stream (only an RM's own end
             # of a running pod does): any stream says it the same.
             out.extend(bridge.speak(step, rv, random.Random(0)))
         else:
             out.append(step)
     return out
-
-
-SAID = ("update_allocation", "update_node")
-"""The requests today's SI says in its own words (the others are the seed's in both)."""
-
-
-def speaks_today(steps: Sequence[Step], rm_id: str) -> bool:
-    """Whether the RM speaks today's SI: its registration said so, or a request of
-    today's came after it (an RM that has not said which speaks the seed's to the first
-    request it hears)."""
-    for step in reversed(steps):
-        request = step.request
-        if step.call == "register_resource_manager" and request.rm_id == rm_id:
-            return step.extra.get(bridge.REGISTERS) == bridge.TODAY
-        if step.call in SAID and request.rm_id == rm_id:
-            return bridge.is_today(step)
-    return False
 
 
 def run(world: World, fingerprint: Callable[[World], int],
