@@ -79,6 +79,8 @@ def new_allocation(m: Monitor, rv: RMView, call: Call, msg: si.Allocation) -> No
         ask.allocated += 1
     if app is not None and msg.placeholder and app.placeholder_start is None:
         app.placeholder_start = call.now
+    if app is not None and msg.placeholder and app.state != "Accepted":
+        rv.allocs[msg.uuid].unspelled = True
 
 
 

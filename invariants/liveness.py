@@ -114,8 +114,9 @@ def _applications_settle(world: World) -> list[Violation]:
     "liveness.placeholders_time_out",
     "No placeholder outlives its application's placeholder timeout: in a quiescent world "
     "(the clock past every timer and a day more) every placeholder left is younger than "
-    "the timeout, but one allocated once its application's placeholder timer had fallen "
-    "due (the timer acts once per Accepted spell, as YuniKorn's initPlaceholderTimer).",
+    "the timeout, but one allocated while its application was not Accepted or once its "
+    "placeholder timer had fallen due (the timer acts once per Accepted spell, as "
+    "YuniKorn's initPlaceholderTimer).",
     "001 'Placeholder timeout', 'Cleanup' (placeholders are released when the timeout "
     "hits, leftovers when the application completes); docs/design-notes.md finding 13",
     "Placeholders hold resources no real pod will ever use.",
@@ -129,9 +130,9 @@ def _placeholders_time_out(world: World) -> list[Violation]:
             if not alloc.placeholder or app is None:
                 continue
             age = now - alloc.created
-            if app.placeholder_start is not None \
-                    and alloc.created >= app.placeholder_start + app.placeholder_timeout:
-                continue  # allocated after its spell's timer fell due: nothing times it
+            if alloc.unspelled or (app.placeholder_start is not None \
+                    and alloc.created >= app.placeholder_start + app.placeholder_timeout):
+                continue  # allocated outside an Accepted spell, or after its timer fell due
             if age > app.placeholder_timeout and alloc.releasing is None:
                 out.append(Violation(
                     "liveness.placeholders_time_out", f"placeholder {alloc.uuid}",

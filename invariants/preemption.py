@@ -566,14 +566,15 @@ def _general_key(a: AllocView) -> tuple[bool, bool]:
 
 
 def _general_order(m: Monitor, rv: RMView, subject: str, run: Sequence[AllocView],
-                   where: str, node: str = "") -> None:
+                   where: str, victims: set[str], node: str = "") -> None:
     """The victims of one run (the chosen node's, or the further ones) are listed in
     YuniKorn's order, and none is older than a twin left running (on ``node``, when
     given): an allocation of the same leaf, flags and size, of no higher priority (so a
     candidate too), not being released. The core weighs twins alike at every turn, and a
     turn can only make a later twin less welcome (its leaf holds less, the room grows), so
-    the newer twin is always taken first."""
-    taken = {v.uuid for v in run}
+    the newer twin is always taken first. ``victims`` are every victim of the preemption:
+    a twin taken in the other run is not left."""
+    taken = victims | {v.uuid for v in run}
     for v in run:
         path = rv.apps[v.app].path
         twin = next((a for a in rv.allocs.values()
@@ -691,8 +692,9 @@ def _general_choice(m: Monitor, rv: RMView, call: Call, subject: str, ask: AskVi
     if not qty.fits(ask.resource, room):
         m.report(NODE, subject, f"with its victims there gone, node {node} has "
                  f"{qty.show(room)}, short of the ask {qty.show(ask.resource)}")
-    _general_order(m, rv, subject, on_node, f"on node {node}", node)
-    _general_order(m, rv, subject, extra, "among the further victims")
+    everyone = {v.uuid for v in (*on_node, *extra)}
+    _general_order(m, rv, subject, on_node, f"on node {node}", everyone, node)
+    _general_order(m, rv, subject, extra, "among the further victims", everyone)
 
 
 def reservations_made(m: Monitor, rv: RMView, call: Call) -> None:

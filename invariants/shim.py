@@ -173,6 +173,9 @@ class AllocView:
     required_node: str = ""
     may_be_victim: bool = True
     originator: bool = False
+    unspelled: bool = False
+    """A placeholder allocated while its application was not Accepted: no placeholder timer
+    covers it (the timer runs in an Accepted spell only; design finding 13)."""
 
 
 @dataclass

@@ -5,6 +5,12 @@ produced (seed and rule in the file name's story below) that turned out to be
 the checker's misreading, not a core bug. The core's behaviour in each is
 the one the design asks for:
 
+- ``liveness-placeholder-allocated-while-running``: placeholders allocated while their
+  application was Running are covered by no placeholder timer (design finding 13);
+  ``liveness.placeholders_time_out`` at the case's end excused only those allocated
+  after the timer fell due.
+- ``preemption-order-twin-taken-on-the-node``: a further victim's newer twin was taken
+  too, among the chosen node's victims; ``preemption.order`` counted it as left running.
 - ``maximal-real-ask-waits-for-preempted-placeholder``: a real ask of a task
   group waits while a preempted placeholder of that group is unconfirmed
   (behaviour 2.7, YuniKorn's ``canReplace``); ``scheduling.maximal`` counted it
@@ -38,7 +44,9 @@ TRACES = sorted((Path(__file__).parent / "data" / "traces").glob("*.jsonl"))
 
 def test_the_regression_traces_are_there() -> None:
     assert [t.stem for t in TRACES] == [
+        "liveness-placeholder-allocated-while-running",
         "maximal-real-ask-waits-for-preempted-placeholder",
+        "preemption-order-twin-taken-on-the-node",
         "preemption-reservation-taken-by-required-node-ask",
         "preemption-updated-ask-preempts-again",
         "priority-order-reservation-made-and-dropped",

@@ -131,7 +131,7 @@ SHIM_FIELDS: dict[str, dict[str, str]] = {
         "uuid": "uuid", "app": "v", "key": "v", "node": "node", "resource": "v",
         "placeholder": "v", "task_group": "v", "created": "age", "timeout_ms": "v",
         "recovered": "v", "releasing": "v", "sent": "v", "priority": "v",
-        "required_node": "v", "may_be_victim": "v", "originator": "v",
+        "required_node": "v", "may_be_victim": "v", "originator": "v", "unspelled": "v",
     },
     "RMView": {
         "rm_id": "v", "config": "v", "paused": "v", "paused_at": "age", "stopped": "v",
@@ -378,7 +378,7 @@ class _Canon:
                            a.task_group, self._age(a.created, cap), a.timeout_ms, a.recovered,
                            None if a.releasing is None else a.releasing.name,
                            a.sent is not None, a.priority, a.required_node, a.may_be_victim,
-                           a.originator])
+                           a.originator, a.unspelled])
         finished = sorted([a, self._age(t, RETENTION)] for a, t in rv.finished.items())
         return [rv.rm_id, rv.paused, rv.stopped,
                 self._age(rv.paused_at, HORIZON) if rv.paused else 0,
