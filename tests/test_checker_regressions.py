@@ -5,6 +5,10 @@ produced (seed and rule in the file name's story below) that turned out to be
 the checker's misreading, not a core bug. The core's behaviour in each is
 the one the design asks for:
 
+- ``liveness-long-chain-of-timeouts``: ten applications time out, complete and
+  expire one after another at the case's end, each on its own timer; the closure
+  took more than its fixed 40 rounds and ``liveness.quiescence`` called the honest
+  chain a livelock (the budget now grows with the world).
 - ``liveness-placeholder-allocated-while-running``: placeholders allocated while their
   application was Running are covered by no placeholder timer (design finding 13);
   ``liveness.placeholders_time_out`` at the case's end excused only those allocated
@@ -44,6 +48,7 @@ TRACES = sorted((Path(__file__).parent / "data" / "traces").glob("*.jsonl"))
 
 def test_the_regression_traces_are_there() -> None:
     assert [t.stem for t in TRACES] == [
+        "liveness-long-chain-of-timeouts",
         "liveness-placeholder-allocated-while-running",
         "maximal-real-ask-waits-for-preempted-placeholder",
         "preemption-order-twin-taken-on-the-node",

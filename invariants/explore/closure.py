@@ -24,7 +24,12 @@ from ..world import World
 from .scope import next_live_timer, pending_confirmations
 
 ROUNDS = 40
-"""Rounds without rest before the closure calls it a livelock (``liveness.quiescence``)."""
+"""Rounds without rest, beyond the world's own work (``budget``), before the closure calls
+it a livelock (``liveness.quiescence``)."""
+PER_OBJECT = 4
+"""Rounds each application, node, allocation, finished application and allocation an ask
+still waits for may take on its way to rest: a timeout, a release to confirm, a Completing
+spell, expiry."""
 JUMP = 24 * 3600.0
 """How far the clock jumps past the last timer to make "forever" concrete."""
 
@@ -63,6 +68,24 @@ def confirm_all(world: World) -> list[Step]:
     return out
 
 
+def budget(world: World) -> int:
+    """Rounds the closure of ``world`` may take before it is a livelock.
+
+    Every timer and every release belongs to an object whose lifecycle is finite, so a
+    correct core comes to rest within a number of rounds that grows with the world: ten
+    applications expiring one after another take ten timer rounds. A core that never rests
+    exceeds any bound; a fixed one would call a large world's honest chain of timeouts a
+    livelock.
+    """
+    work = 0
+    for _, rv in sorted(world.shim.rms.items()):
+        if rv.paused or rv.stopped:
+            continue
+        work += len(rv.apps) + len(rv.nodes) + len(rv.allocs) + len(rv.finished)
+        work += sum(max(a.max_allocations - a.allocated, 1) for a in rv.asks.values())
+    return ROUNDS + PER_OBJECT * work
+
+
 def run(world: World, fingerprint: Callable[[World], int],
         memo: dict[int, tuple[str, ...]] | None = None, start: int | None = None,
         hint: bool = False, properties: Sequence[str] | None = None
@@ -89,7 +112,8 @@ def run(world: World, fingerprint: Callable[[World], int],
 
     jumped = False
     fp = start if start is not None else fingerprint(world)
-    for _ in range(ROUNDS):
+    rounds = budget(world)
+    for _ in range(rounds):
         # What follows a state depends on it and on whether the clock has just jumped;
         # only states met before a jump are remembered, so a verdict is a function of one.
         if not jumped:
@@ -124,8 +148,9 @@ def run(world: World, fingerprint: Callable[[World], int],
                 return closure, _remember(memo, met, closure)
         fp = fingerprint(world)
     closure.violations = [Violation(liveness.QUIESCENCE, "the closure",
-                                    f"still changing after {ROUNDS} rounds of confirmations, "
-                                    "timers and cycles")]
+                                    f"still changing after {rounds} rounds of confirmations, "
+                                    "timers and cycles (the world's own work allows "
+                                    f"{rounds - ROUNDS} of them)")]
     return closure, _remember(memo, met, closure)
 
 
