@@ -137,6 +137,11 @@ def _mermaid_text(text: str) -> str:
     return text[:200]
 
 
+QUIESCENCE_NOTE = "driving_to_quiescence"
+"""The key of a note line holding one step the closure took after the trace's own steps
+(read by people; replay ignores it and drives the end to rest again)."""
+
+
 def write(path: Path, config: str, clock_start: float, steps: Sequence[Step],
           checker: dict[str, Any]) -> Path:
     """Write a counterexample: the steps with the callbacks they caused and the violation.
@@ -158,8 +163,9 @@ def write(path: Path, config: str, clock_start: float, steps: Sequence[Step],
         problems = []
         if _quiescent(head):
             end = settle(world, _judged(head))
-            for step in end.steps:
-                lines.append(step)
+            # Notes, not steps: ``replay`` drives the end to rest itself, and a closure
+            # replayed as steps would start its round budget afresh after them.
+            lines.extend({QUIESCENCE_NOTE: step.to_json()} for step in end.steps)
             problems = end.violations
     if problems:
         lines.append({"violation": [{"invariant": v.invariant, "subject": v.subject,
@@ -174,7 +180,7 @@ def save(failure: Failure, steps: Sequence[Step], folder: Path, name: str) -> Pa
     the file holds the uuids the fresh core handed out, so it replays alone. A failure
     found at a case's end is marked ``quiescent`` with the properties judged there, so
     the trace's end is driven to rest and judged again (the closure's steps follow the
-    trace's own, marked as driving to quiescence).
+    trace's own as ``driving_to_quiescence`` notes, which replay does not execute).
     """
     world = World(CLOCK_START, failure.scenario.predicate(), translate=failure.sym,
                   scheduler_options=scheduler_options(failure.scenario))

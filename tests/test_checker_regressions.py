@@ -64,3 +64,27 @@ def test_trace_replays_clean(path: Path) -> None:
     result = replay.run(trace)
     assert result.violation is None, str(result.violation)
     assert result.steps == len(trace.steps)
+
+
+def test_a_written_quiescent_trace_keeps_the_closure_as_notes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The steps that drove a case's end to rest are written as notes, not steps: replay
+    drives the end to rest itself, so a closure over its round budget is over it again
+    on replay (written as steps, the replayed closure started its budget afresh and the
+    counterexample did not reproduce)."""
+    from invariants.explore import closure
+    from invariants.replay import QUIESCENCE_NOTE, write
+
+    monkeypatch.setattr(closure, "PER_OBJECT", 0)  # the fixed budget of the false alarm
+    trace = read_trace(Path(__file__).parent / "data" / "traces"
+                       / "liveness-long-chain-of-timeouts.jsonl")
+    checker = {k: trace.header["checker"][k] for k in ("quiescent", "liveness")}
+    path = write(tmp_path / "t.jsonl", trace.header["config"], trace.header["clock_start"],
+                 trace.steps, checker)
+    written = read_trace(path)
+    assert len(written.steps) == len(trace.steps)
+    notes = [line for line in path.read_text().splitlines() if QUIESCENCE_NOTE in line]
+    assert len(notes) > closure.ROUNDS
+    result = replay.run(written)
+    assert result.violation is not None
+    assert result.violation.invariant == "liveness.quiescence"
