@@ -244,10 +244,14 @@ def _search(args: argparse.Namespace, opts: Any) -> int:
         print(f"coverage written to {args.coverage_out}")
     if args.stats:
         _print_stats(outcome, sys.stdout)
-    if outcome.failure is None:
-        print(f"result: every invariant held after every step ({outcome.steps:,} steps)")
-        return 0
-    return _report_failure(args, outcome.failure)
+    if outcome.failure is not None:
+        return _report_failure(args, outcome.failure)
+    empty = runner.vacuous(outcome) if opts.config is not None else None
+    if empty is not None:
+        print(f"result: VACUOUS, {empty}; nothing was checked beyond registration")
+        return 1
+    print(f"result: every invariant held after every step ({outcome.steps:,} steps)")
+    return 0
 
 
 def _print_stats(outcome: Any, out: TextIO) -> None:

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
+
 from scheduler.errors import ConfigError
 
 from . import model
@@ -180,6 +182,11 @@ class Shape:
     text: str
     queue_names: tuple[str, ...]
     """Queue names submissions try (leaves, parents, unknown, bare names)."""
+    users: tuple[tuple[str, tuple[str, ...]], ...] = USERS
+    """Users (and their groups) submissions draw from: the checker's own, and for a given
+    configuration (``--config``) also each user and a member of each group its ACLs,
+    limits and placement filters name, so a configuration that admits only those is
+    not checked vacuously."""
 
 
 def draw(rng: random.Random) -> Shape:
@@ -202,8 +209,9 @@ def draw(rng: random.Random) -> Shape:
     return shape_of(DEFAULT)
 
 
-def shape_of(text: str) -> Shape:
-    """The shape of a given configuration (``--config``)."""
+def shape_of(text: str, given: bool = False) -> Shape:
+    """The shape of a configuration; ``given``: one the user gave (``--config``), whose
+    ACLs name users and groups the checker's own may not be."""
     config = model.read(text)
     names: list[str] = []
     for pm in config.partitions.values():
@@ -218,7 +226,39 @@ def shape_of(text: str) -> Shape:
     if leaves:
         # Below a leaf: no rule may create a queue there, a leaf has no children.
         names.append(f"{leaves[0]}.sub")
-    return Shape(text, tuple(names))
+    return Shape(text, tuple(names), users_of(text) if given else USERS)
+
+
+def users_of(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """:data:`USERS`, then a user for each name and a member for each group the
+    configuration's ACLs, limits and placement filters name (sorted; ``*`` is no name)."""
+    named: set[str] = set()
+    groups: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("submitacl", "adminacl") and isinstance(value, str):
+                    parts = value.split(" ", 1)
+                    named.update(n for n in parts[0].split(",") if n)
+                    if len(parts) > 1:
+                        groups.update(n for n in parts[1].split(",") if n)
+                elif key in ("users", "groups") and isinstance(value, list):
+                    (named if key == "users" else groups).update(
+                        str(n) for n in value if isinstance(n, str | int))
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(yaml.safe_load(text))
+    known = {user for user, _ in USERS}
+    extra: list[tuple[str, tuple[str, ...]]] = [
+        (user, ()) for user in sorted(named - {"*"} - known)]
+    extra += [(f"{group}-member", (group,)) for group in sorted(groups - {"*"})
+              if f"{group}-member" not in known]
+    return (*USERS, *extra)
 
 
 def _generate(rng: random.Random) -> str:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 from typing import Any
+
+import yaml
 
 from scheduler import si
 from scheduler.trace import Step
@@ -14,6 +17,44 @@ def _res(r: si.Resource | None) -> str:
         return "{}"
     d = r.as_dict()
     return "{" + " ".join(f"{k}:{d[k]}" for k in sorted(d)) + "}"
+
+
+_PREFIX = "yunikorn.apache.org/"
+
+
+def _short(key: str) -> str:
+    return key[len(_PREFIX):] if key.lower().startswith(_PREFIX) else key
+
+
+def _tags(tags: dict[str, str]) -> str:
+    """Tags that may decide a rule (a required node, force-create, a namespace), sorted,
+    YuniKorn's prefix left out; empty without tags."""
+    if not tags:
+        return ""
+    items = " ".join(f"{_short(k)}={v}" for k, v in sorted(tags.items()))
+    return f" tags[{items}]"
+
+
+def _deciding(priority: int, originator: bool, policy: si.PreemptionPolicy | None,
+              tags: dict[str, str]) -> str:
+    """An ask's fields that order it or decide its preemption, where they are set."""
+    out = f" priority={priority}" if priority else ""
+    out += " originator" if originator else ""
+    if policy is not None:
+        out += (f" preempt(self={'yes' if policy.allow_preempt_self else 'no'}"
+                f" other={'yes' if policy.allow_preempt_other else 'no'})")
+    return out + _tags(tags)
+
+
+def _application(a: si.AddApplicationRequest) -> str:
+    timeout = a.execution_timeout_milli_seconds
+    return (f"AddApplication {a.application_id} queue={a.queue_name!r} user={a.ugi.user}"
+            f"{' groups=' + ','.join(a.ugi.groups) if a.ugi.groups else ''}"
+            f"{' placeholderAsk=' + _res(a.placeholder_ask) if a.placeholder_ask else ''}"
+            f"{' ' + a.gang_scheduling_style if a.gang_scheduling_style else ''}"
+            f"{f' placeholderTimeout={timeout}ms' if timeout else ''}"
+            f"{' partition=' + a.partition_name if a.partition_name != 'default' else ''}"
+            f"{_tags(a.tags)}")
 
 
 def step(s: Step) -> str:
@@ -34,16 +75,14 @@ def step(s: Step) -> str:
     if type(req).__module__ == "scheduler.si.today":
         return _today(s) or s.call
     if s.call == "update_application":
-        parts += [f"AddApplication {a.application_id} queue={a.queue_name!r} "
-                  f"user={a.ugi.user}{' groups=' + ','.join(a.ugi.groups) if a.ugi.groups else ''}"
-                  f"{' placeholderAsk=' + _res(a.placeholder_ask) if a.placeholder_ask else ''}"
-                  f"{' ' + a.gang_scheduling_style if a.gang_scheduling_style else ''}"
-                  f"{' partition=' + a.partition_name if a.partition_name != 'default' else ''}"
-                  for a in req.new]
+        parts += [_application(a) for a in req.new]
         parts += [f"RemoveApplication {r.application_id}" for r in req.remove]
     elif s.call == "update_node":
         for n in req.nodes:
             extra = f" {_res(n.schedulable_resource)}" if n.schedulable_resource else ""
+            if n.attributes:
+                extra += " attributes[" + " ".join(
+                    f"{_short(k)}={v}" for k, v in sorted(n.attributes.items())) + "]"
             if n.occupied_resource:
                 extra += f" occupied {_res(n.occupied_resource)}"
             if n.existing_allocations:
@@ -57,6 +96,7 @@ def step(s: Step) -> str:
             flags += " placeholder" if a.placeholder else ""
             flags += f" timeout={a.execution_timeout_milli_seconds}ms" \
                 if a.execution_timeout_milli_seconds else ""
+            flags += _deciding(a.priority, a.originator, a.preemption_policy, a.tags)
             parts.append(f"AllocationAsk {a.application_id}/{a.allocation_key} "
                          f"x{a.max_allocations} {_res(a.resource_ask)}{flags}")
         if req.releases is not None:
@@ -84,6 +124,8 @@ def _today(s: Step) -> str:
             flags = f" taskGroup={a.task_group_name}" if a.task_group_name else ""
             flags += " placeholder" if a.placeholder else ""
             flags += f" on {a.node_id}" if a.node_id else ""
+            flags += _deciding(a.priority, a.originator, a.preemption_policy,
+                               {k: v for k, v in a.allocation_tags.items() if k != "foreign"})
             parts.append(f"Allocation ({what}) {a.application_id}/{a.allocation_key} "
                          f"{_res(a.resource_per_alloc)}{flags}")
         if req.releases is not None:
@@ -91,6 +133,26 @@ def _today(s: Step) -> str:
                       f"{r.application_id}/{r.allocation_key or '*'}"
                       for r in req.releases.allocations_to_release]
     return "[today] " + "; ".join(parts) if parts else ""
+
+
+def configuration(text: str) -> list[str]:
+    """A configuration as readable YAML lines (the checker writes it as one line of JSON,
+    which is YAML too); the text as it is when it does not parse."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text.splitlines()
+    if not isinstance(data, dict):
+        return text.splitlines()
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False).splitlines()
+
+
+def reload(before: str, after: str) -> list[str]:
+    """What a reload changed: the unified diff of the two configurations' YAML lines
+    (a line for an unchanged configuration)."""
+    diff = list(difflib.unified_diff(configuration(before), configuration(after), lineterm="",
+                                     n=1))[2:]
+    return diff or ["(configuration unchanged)"]
 
 
 def answers(kind: str, msg: Any) -> Iterator[str]:

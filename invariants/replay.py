@@ -60,6 +60,7 @@ def run(trace: Trace, out: TextIO | None = None) -> Replayed:
     """
     world = world_for(trace.header)
     result = Replayed(None, 0)
+    configs: dict[str, str] = {}
     for number, step in enumerate(trace.steps, 1):
         text = describe.step(step)
         result.lines.append(("Shim", "Core", text) if step.call not in ("advance",)
@@ -68,6 +69,14 @@ def run(trace: Trace, out: TextIO | None = None) -> Replayed:
             out.write(f"{number:4}  {text}\n")
         problems = world.run(step)
         result.steps = number
+        if out is not None:
+            for line in _configuration_lines(step, configs, world.refused is None):
+                out.write(f"        | {line}\n")
+        if world.refused is not None:
+            refusal = f"refused: {world.refused}"
+            result.lines.append(("Core", "Shim", refusal))
+            if out is not None:
+                out.write(f"        <- {refusal}\n")
         for kind, msg in world.shim.observed:
             for line in describe.answers(kind, msg):
                 result.lines.append(("Core", "Shim", line))
@@ -93,6 +102,20 @@ def run(trace: Trace, out: TextIO | None = None) -> Replayed:
             result.violation = end.violations[0]
             result.violations = end.violations
     return result
+
+
+def _configuration_lines(step: Step, configs: dict[str, str], taken: bool) -> list[str]:
+    """A registration's configuration in full, a reload's as a diff to the RM's one before
+    (``configs``: each RM's configuration in force, updated when the core ``taken`` it)."""
+    if step.call not in ("register_resource_manager", "update_configuration"):
+        return []
+    rm_id, text = step.request.rm_id, step.request.config
+    before = configs.get(rm_id)
+    if taken:
+        configs[rm_id] = text
+    if step.call == "register_resource_manager" or before is None:
+        return describe.configuration(text)
+    return describe.reload(before, text)
 
 
 def _quiescent(head: dict[str, Any]) -> bool:

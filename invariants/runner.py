@@ -191,6 +191,26 @@ def search(opts: Options, worker: int = 0, deadline: float | None = None,
     return out
 
 
+VACUOUS_CASES = 50
+"""Cases after which a run in which no application ever ran is vacuous (fewer may be bad
+luck of the draws)."""
+
+
+def vacuous(outcome: Outcome) -> str | None:
+    """Why a run checked nothing beyond registration, or None: no application was ever
+    accepted, or over ``VACUOUS_CASES`` cases none ever ran (got a real allocation).
+    Every invariant holds in such a run because no rule's premise was ever met."""
+    edges = outcome.coverage.edges
+    if not edges[("application", "New", "accept", "Accepted")]:
+        return ("no application was ever accepted: the configuration's queues, ACLs or "
+                "placement rules reject every application the checker submits")
+    if outcome.cases >= VACUOUS_CASES and not edges[("application", "Accepted", "run",
+                                                     "Running")]:
+        return (f"no application ever ran in {outcome.cases:,} cases: the configuration's "
+                "quotas or limits admit no ask")
+    return None
+
+
 def _worker(args: tuple[Options, int, float, Any]) -> Outcome:
     opts, worker, deadline, stop = args
     return search(opts, worker, deadline, stop)

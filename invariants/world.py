@@ -72,6 +72,9 @@ class World:
         self._ph_victims: set[str] = set()
         """Gangs that lost a placeholder to preemption."""
         self._held_asks: set[tuple[str, str]] = set()
+        self.refused: BaseException | None = None
+        """Why the core refused the last step's call (an invalid configuration, an unknown
+        RM), or None: such a call changes nothing and is not a violation."""
         self.today: set[str] = set()
         """The RMs that speak today's SI, as their traffic says (:meth:`_heard`): a shim
         driving the world (the closure's confirmations) speaks to each in its words."""
@@ -110,6 +113,7 @@ class World:
         if self.shim.errors:
             raise self.shim.errors.pop(0)
         self.shim.end(step, error)
+        self.refused = error
         self._heard(step, error)
         self.steps.append(step)
         problems = list(self.shim.violations)

@@ -86,6 +86,25 @@ def test_check_with_each_sample_config_passes(
     assert str(path) in out
 
 
+def test_a_configuration_that_admits_no_application_fails_as_vacuous(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Every invariant holds when no rule's premise is ever met: that is no pass."""
+    closed = tmp_path / "closed.yaml"
+    closed.write_text(textwrap.dedent("""\
+        partitions:
+          - name: default
+            queues:
+              - name: root
+                queues:
+                  - name: a
+        """), encoding="utf-8")  # no ACL: no one may submit
+    code, out = check(capsys, tmp_path, "--config", str(closed), "--examples", "3",
+                      "--seed", "0")
+    assert code == 1
+    assert out.strip().splitlines()[-1].startswith(
+        "result: VACUOUS, no application was ever accepted")
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (("--seconds", "0"), "--seconds must be more than 0"),
     (("--examples", "0"), "--examples must be at least 1"),
@@ -748,3 +767,27 @@ def test_two_placeholders_confirmed_in_one_request_are_paired_by_node() -> None:
     real = sorted((a.key, a.node) for a in rv.allocs.values() if not a.placeholder)
     assert [k for k, _ in real] == ["r1", "r2"]
     assert {n for _, n in real} == {"n1", "n2"}
+
+
+def test_a_given_configuration_lends_its_users_and_groups_to_the_submissions() -> None:
+    """Only the users and groups a given configuration names may submit to its queues; the
+    checker's own five would leave such a file checked vacuously."""
+    from invariants.configs import USERS, shape_of
+
+    text = textwrap.dedent("""\
+        partitions:
+          - name: default
+            queues:
+              - name: root
+                submitacl: "maria analysts,*"
+                limits:
+                  - limit:
+                    users: [omar, "*"]
+                    groups: [platform]
+                    maxapplications: 2
+        """)
+    given = shape_of(text, given=True).users
+    assert given[:len(USERS)] == USERS
+    assert given[len(USERS):] == (("maria", ()), ("omar", ()), ("analysts-member", ("analysts",)),
+                                  ("platform-member", ("platform",)))
+    assert shape_of(text).users == USERS  # drawn configurations keep the draws they had

@@ -81,7 +81,8 @@ class Scenario:
     def draw(cls, seed: int, fixed_config: str | None = None, max_steps: int | None = None,
              rules: frozenset[str] | None = None) -> Scenario:
         rng = random.Random(seed)
-        shape = configs.shape_of(fixed_config) if fixed_config else configs.draw(rng)
+        shape = configs.shape_of(fixed_config, given=True) if fixed_config \
+            else configs.draw(rng)
         sizes = rng.sample([(20, 2), (40, 4), (100, 8), (60, 8)], rng.randint(1, 3))
         optional = [n for n, r in RULES.items() if not r.core and not r.late]
         enabled = frozenset({n for n, r in RULES.items() if r.core}

@@ -27,7 +27,7 @@ from .time import confirmations
 
 
 def _submission(g: Gen, app_id: str, **gang: Any) -> si.AddApplicationRequest:
-    user, groups = g.pick(list(USERS))
+    user, groups = g.pick(list(g.scenario.shape.users))
     partitions = g.partitions()
     partition = "default" if "default" in partitions and g.rng.random() < 0.8 \
         else g.pick(partitions)
