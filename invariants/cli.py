@@ -52,6 +52,9 @@ def add_check_command(sub: Any) -> None:
     p.add_argument("--out", default=FAILURES, help=f"where counterexamples go ({FAILURES})")
     p.add_argument("--shrink-seconds", type=float, default=None,
                    help="time to shrink a counterexample (default 30; 0 in --self-test)")
+    p.add_argument("--shorten-seconds", type=float, default=10.0,
+                   help="time to look for a shorter counterexample after shrinking (default "
+                        "10; 0: none)")
     p.add_argument("--coverage-out", metavar="FILE", help="write edge and goal coverage as JSON")
     p.add_argument("--stats", action="store_true", help="print throughput and where time goes")
     p.add_argument("--no-replay", action="store_true",
@@ -160,6 +163,8 @@ def _check(args: argparse.Namespace) -> int:
         raise UsageError(f"--steps must be at least 1, got {args.steps}")
     if args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
+    if args.shorten_seconds < 0:
+        raise UsageError(f"--shorten-seconds must be 0 or more, got {args.shorten_seconds:g}")
     if args.shrink_seconds is not None and args.shrink_seconds < 0:
         raise UsageError(f"--shrink-seconds must be 0 or more, got {args.shrink_seconds:g}")
     config = _config(args.config) if args.config else None
@@ -269,8 +274,18 @@ def _print_stats(outcome: Any, out: TextIO) -> None:
         out.write(f"    {name:<30} {count:8,}\n")
 
 
+def _shortened(short: Any, before: int) -> str:
+    how = f"{short.states:,} states in {short.seconds:.1f}s"
+    if short.shorter:
+        return (f"shortened to {len(short.steps)} steps by a breadth-first search over its "
+                f"own steps ({how})")
+    if short.exhausted:
+        return f"no shorter path through its own steps than {before} ({how}, all tried)"
+    return f"no shorter path through its own steps found ({how}, budget spent)"
+
+
 def _report_failure(args: argparse.Namespace, failure: Any) -> int:
-    from . import replay, shrink
+    from . import replay, shorten, shrink
 
     v = failure.violation
     print(f"\nVIOLATION {v}")
@@ -280,10 +295,15 @@ def _report_failure(args: argparse.Namespace, failure: Any) -> int:
              "passed), the core broke it there" if failure.quiescent else ""))
     budget = 30.0 if args.shrink_seconds is None else args.shrink_seconds
     shrunk = shrink.shrink(failure, budget)
-    name = f"{time.strftime('%Y%m%d-%H%M%S')}-{v.invariant}-seed{failure.seed}.jsonl"
-    path = replay.save(failure, shrunk.steps, Path(args.out), name)
-    print(f"  shrunk to {len(read_trace(path).steps)} steps with {shrunk.candidates} candidate "
+    print(f"  shrunk to {len(shrunk.steps)} steps with {shrunk.candidates} candidate "
           f"runs in {shrunk.seconds:.1f}s{' (1-minimal)' if shrunk.minimal else ''}")
+    steps = shrunk.steps
+    if args.shorten_seconds > 0:
+        short = shorten.shorten(failure, steps, args.shorten_seconds)
+        steps = short.steps
+        print(f"  {_shortened(short, len(shrunk.steps))}")
+    name = f"{time.strftime('%Y%m%d-%H%M%S')}-{v.invariant}-seed{failure.seed}.jsonl"
+    path = replay.save(failure, steps, Path(args.out), name)
     print("\nthe counterexample, as SI traffic:")
     result = replay.run(read_trace(path), sys.stdout)
     if not result.broke(v.invariant):
