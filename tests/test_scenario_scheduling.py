@@ -271,6 +271,8 @@ def reserved_env() -> Env:
     assert env.schedule() == 1
     env.ask("app-2", "big", 50)
     assert env.schedule() == 0
+    assert env.node("node-1")["reserved"] == []    # younger than the reservation delay
+    assert env.wait_to_reserve() == 0
     return env
 
 
@@ -278,7 +280,7 @@ def test_reservation_shown_in_node_dump() -> None:
     env = reserved_env()
     assert env.node("node-1")["reserved"] == [
         {"application_id": "app-2", "allocation_key": "big"}]
-    assert env.sched_states("app-2", "big") == [SS.RESERVED]
+    assert env.sched_states("app-2", "big") == [SS.SKIPPED, SS.RESERVED]
 
 
 def test_reserved_node_not_used_by_other_applications() -> None:
@@ -387,7 +389,7 @@ def test_a_reservation_given_up_mid_cycle_frees_its_node_in_that_cycle() -> None
     env.add_app("app-b")
     env.add_app("app-c")
     env.ask("app-c", "a", 8, vcore=1)          # fits no node's room: reserves node-1
-    assert env.schedule() == 0
+    assert env.wait_to_reserve() == 0
     assert env.node("node-1")["reserved"] == [{"application_id": "app-c", "allocation_key": "a"}]
     env.release("app-0", y1)                   # node-2 has {memory 8, vcore 1} again
     env.ask("app-b", "b", 1, vcore=9)          # fits node-1 only, reserved for "a"
@@ -421,8 +423,9 @@ def test_node_failing_predicates_is_not_reserved() -> None:
     env.add_app("app-1")
     env.ask("app-1", "k", 10)
     assert env.schedule() == 0
+    assert env.wait_to_reserve() == 0
     assert env.node("node-1")["reserved"] == []
-    assert env.sched_states("app-1", "k") == [SS.FAILED]
+    assert env.sched_states("app-1", "k") == [SS.SKIPPED, SS.FAILED]
 
 
 def test_raising_predicates_does_not_break_scheduling() -> None:
@@ -470,7 +473,10 @@ def test_scheduling_state_skipped_on_queue_quota() -> None:
 
 def test_scheduling_state_reserved() -> None:
     env = reserved_env()
-    [msg] = [m for m in env.shim.scheduling_states if m.allocation_key == "big"]
+    waiting, msg = [m for m in env.shim.scheduling_states if m.allocation_key == "big"]
+    assert (waiting.state, waiting.reason) == (
+        SS.SKIPPED, "waiting for the reservation delay (2 s from its arrival): no node has "
+        "room for it now")
     assert (msg.application_id, msg.state) == ("app-2", SS.RESERVED)
 
 
@@ -539,7 +545,7 @@ def test_predicates_told_whether_it_is_an_allocation_or_a_reservation() -> None:
     assert ("small", "node-1", True) in seen
     seen.clear()
     env.ask("app-1", "big", 50)
-    env.schedule()
+    env.wait_to_reserve()
     assert seen[-1] == ("big", "node-1", False)
     assert env.node("node-1")["reserved"] == [
         {"application_id": "app-1", "allocation_key": "big"}]
