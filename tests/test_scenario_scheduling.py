@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from scenario_helpers import NA, SS, Env, config, res
 
-from scheduler import si
+from scheduler import Scheduler, si
 
 # ------------------------------------------------------------ queue sorting
 
@@ -549,3 +550,42 @@ def test_predicates_told_whether_it_is_an_allocation_or_a_reservation() -> None:
     assert seen[-1] == ("big", "node-1", False)
     assert env.node("node-1")["reserved"] == [
         {"application_id": "app-1", "allocation_key": "big"}]
+
+
+def test_an_ask_reserves_only_once_it_has_waited_the_reservation_delay() -> None:
+    """YuniKorn's ``tryNodes`` (``objects/application.go``; its tests set the delay with
+    ``SetReservationDelay``, ``partition_test.go`` ``TestRequiredNodeReservation``): an
+    ask that fits no node's free room reserves only when it is older than the delay,
+    counted from its arrival; an ask re-sent changed is a new ask and waits again."""
+    env = Env()
+    env.add_node("node-1", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "k", 60)
+    assert env.schedule() == 1
+    env.ask("app-1", "big", 50)
+    assert env.advance(1.9) == 0
+    assert env.node("node-1")["reserved"] == []
+    assert env.advance(0.1) == 0
+    assert env.node("node-1")["reserved"] == [
+        {"application_id": "app-1", "allocation_key": "big"}]
+    env.ask("app-1", "big", 45)                    # changed: a new ask
+    assert env.schedule() == 0
+    assert env.node("node-1")["reserved"] == []
+    assert env.wait_to_reserve() == 0
+    assert env.node("node-1")["reserved"] == [
+        {"application_id": "app-1", "allocation_key": "big"}]
+
+
+def test_a_zero_reservation_delay_reserves_at_once_and_a_negative_one_is_refused() -> None:
+    env = Env()
+    env.api = Scheduler(clock=env.clock, reservation_delay=0.0)
+    env.register()
+    env.add_node("node-1", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "k", 60)
+    env.ask("app-1", "big", 50)
+    assert env.schedule() == 1
+    assert env.node("node-1")["reserved"] == [
+        {"application_id": "app-1", "allocation_key": "big"}]
+    with pytest.raises(ValueError, match="reservation_delay"):
+        Scheduler(reservation_delay=-1.0)
