@@ -14,6 +14,7 @@ from statemachines.application import LIVE, SCHEDULABLE
 
 from . import quantities as qty
 from .registry import CheckContext, Violation, invariant
+from .shim import REQUIRED_NODE
 from .view import partitions
 
 F003 = "003 'Operations to remove allocations and add or remove asks', 'Allocations'"
@@ -273,6 +274,33 @@ def _reservations(ctx: CheckContext) -> Iterator[Violation]:
                 yield Violation("reservations.valid", f"node {p.name}/{node.id}",
                                 f"reserved for {node.reservation[0]}/{node.reservation[1]}, "
                                 f"yet {taken} were allocated on it after the reservation")
+
+
+@invariant(
+    "reservations.delay",
+    "An ordinary reservation (not a required-node ask's, not a preempting ask's) is held "
+    "only by an ask that has waited the scheduler's reservation delay since it arrived: "
+    "checked right after every step, so a reservation made too early is seen in the call "
+    "that made it.",
+    "004 'Implementation' (reserve room against fragmentation; silent on when); YuniKorn "
+    "apache/yunikorn-core be3bb48 pkg/scheduler/objects/application.go tryNodes "
+    "(askAge > reservationDelay, 2 s)",
+    "A node is kept for an ask that had no time to find room as it frees up: nodes are "
+    "closed to every other ask at the first miss, and fragmentation becomes starvation.",
+)
+def _reservation_delay(ctx: CheckContext) -> Iterator[Violation]:
+    delay = ctx.scheduler.reservation_delay
+    now = ctx.scheduler.clock.now()
+    for p in partitions(ctx.scheduler):
+        for (app_id, key), node in p.reservations.items():
+            app = p.apps.get(app_id)
+            ask = app.asks.get(key) if app is not None else None
+            if ask is None or ask.tags.get(REQUIRED_NODE) or ask.preempted:
+                continue
+            if now - ask.created < delay - 1e-9:
+                yield Violation("reservations.delay", f"reservation {p.name}/{app_id}/{key}",
+                                f"ask {key} reserved node {node.id} {now - ask.created:g} s "
+                                f"after it arrived, before its {delay:g} s delay")
 
 
 @invariant(

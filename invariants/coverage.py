@@ -204,6 +204,18 @@ def _reservation_made(rec: StepRecord) -> bool:
     return bool(rec.states(si.SchedulingState.RESERVED))
 
 
+@goal("reservation.waiting", "An ask that could reserve a node was younger than the "
+      "reservation delay and was reported waiting for it.")
+def _reservation_waiting(rec: StepRecord) -> bool:
+    return bool(rec.state.get("waiting"))
+
+
+@goal("reservation.waited", "An ask reported waiting for its reservation delay reserved a "
+      "node once the delay was past.")
+def _reservation_waited(rec: StepRecord) -> bool:
+    return bool(rec.state.get("waited"))
+
+
 @goal("quota.skipped", "An ask was skipped because a queue on its path was at its max.")
 def _quota_skipped(rec: StepRecord) -> bool:
     return any("quota" in s.reason for s in rec.states(si.SchedulingState.SKIPPED))

@@ -1096,6 +1096,16 @@ RECOVERY: tuple[Mutant, ...] = (
 MUTANTS = (*MUTANTS, *RECOVERY)
 
 
+RESERVING: tuple[Mutant, ...] = (
+    M("reservations.reserved_at_once", "reservations",
+      "YuniKorn tryNodes (issue 32 item 4): an ordinary ask reserves a node only once it is "
+      "older than the reservation delay", allocate, "reserve_or_fail",
+      "    if not may_reserve(p, ask):\n", "    if False:\n"),
+)
+"""Cores that break how YuniKorn makes reservations: when, and how many on one node."""
+MUTANTS = (*MUTANTS, *RESERVING)
+
+
 LITERAL: tuple[Mutant, ...] = (
     M("gang.literal_placeholder_timeout", "gang",
       "001 read literally: the placeholder timeout acts only while placeholder asks are "

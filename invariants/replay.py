@@ -45,8 +45,10 @@ class Replayed:
 def world_for(head: dict[str, Any]) -> World:
     """A fresh world as the trace's header describes it (clock, predicates, options)."""
     checker = head.get("checker") or {}
-    options = {"rm_pause_timeout": checker["rm_pause_timeout"]} \
+    options: dict[str, Any] = {"rm_pause_timeout": checker["rm_pause_timeout"]} \
         if checker.get("rm_pause_timeout") is not None else {}
+    # A trace that names no reservation delay was recorded when the core reserved at once.
+    options["reservation_delay"] = float(checker.get("reservation_delay", 0.0))
     return World(float(head.get("clock_start", 0.0)), predicate_for(
         checker.get("predicate_salt"), checker.get("predicates_refuse") or ()),
         scheduler_options=options)
@@ -217,7 +219,8 @@ def save(failure: Failure, steps: Sequence[Step], folder: Path, name: str) -> Pa
         "seed": failure.seed, "case": failure.case, "worker": failure.worker,
         "invariant": failure.violation.invariant,
         "predicate_salt": failure.scenario.predicate_salt,
-        "rm_pause_timeout": failure.scenario.rm_pause_timeout, **ending})
+        "rm_pause_timeout": failure.scenario.rm_pause_timeout,
+        "reservation_delay": failure.scenario.reservation_delay, **ending})
 
 
 def _json(message: Any) -> Any:

@@ -154,7 +154,8 @@ def case_end(world: World, timings: Outcome | None = None) -> list[Violation]:
 
 def scheduler_options(scenario: Scenario) -> dict[str, Any]:
     """Constructor options of the core a scenario runs with."""
-    return {"rm_pause_timeout": scenario.rm_pause_timeout}
+    return {"rm_pause_timeout": scenario.rm_pause_timeout,
+            "reservation_delay": scenario.reservation_delay}
 
 
 def search(opts: Options, worker: int = 0, deadline: float | None = None,

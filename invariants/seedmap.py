@@ -254,6 +254,9 @@ MAP: tuple[Entry, ...] = (
       "of cycles and timers leaves nothing to do.", ("liveness.quiescence",)),
     E(D, "Implementation", "Reserve room for requests that fragmentation blocks.",
       ("reservations.valid", "reservation.made", "reservation.honoured")),
+    E(D, "Implementation", "An ordinary request reserves a node only after the reservation "
+      "delay (the seed is silent on when; YuniKorn's tryNodes waits 2 s from the ask's "
+      "creation).", ("reservations.delay", "reservation.waited")),
     E(D, "Configurations & Semantics", "Queue hierarchy, ACLs and capacities of the "
       "configuration are what the core enforces; capacity is not set on root.",
       ("protocol.config_applied", "protocol.admission", "quota.queue_max",

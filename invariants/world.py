@@ -75,6 +75,8 @@ class World:
         self.refused: BaseException | None = None
         """Why the core refused the last step's call (an invalid configuration, an unknown
         RM), or None: such a call changes nothing and is not a violation."""
+        self._waited: set[tuple[str, str]] = set()
+        """Asks reported waiting for their reservation delay."""
         self.today: set[str] = set()
         """The RMs that speak today's SI, as their traffic says (:meth:`_heard`): a shim
         driving the world (the closure's confirmations) speaks to each in its words."""
@@ -284,7 +286,12 @@ class World:
         for state in record.states(RESERVED):
             node = state.reason.rsplit(" ", 1)[-1]
             self._reserved[(state.application_id, state.allocation_key)] = node
+            if (state.application_id, state.allocation_key) in self._waited:
+                record.state["waited"] = True
         for state in record.states(SKIPPED):
+            if "reservation delay" in state.reason:
+                self._waited.add((state.application_id, state.allocation_key))
+                record.state["waiting"] = True
             if "maxapplications" in state.reason or state.reason.endswith("its limit"):
                 self._held_apps.add(state.application_id)
             if "would exceed its limit" in state.reason:

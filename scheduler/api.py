@@ -30,7 +30,7 @@ from .callback import (
 )
 from .clock import Clock, SystemClock
 from .config import DEFAULT_CONFIG_YAML, SchedulerConfig, parse_config
-from .context import CoreContext
+from .context import DEFAULT_RESERVATION_DELAY, CoreContext
 from .delivery import Delivery, Dispatcher
 from .dialect import (
     Dialect,
@@ -159,6 +159,7 @@ class Scheduler:
         *,
         emit_events: bool = True,
         rm_pause_timeout: float | None = None,
+        reservation_delay: float = DEFAULT_RESERVATION_DELAY,
     ) -> None:
         """``rm_pause_timeout``: seconds a paused RM may stay paused before it is stopped.
 
@@ -167,13 +168,24 @@ class Scheduler:
         none, so it is off by default (``None``): a paused RM waits until it
         registers again. With a timeout, the first ``schedule()`` at or after
         it stops the RM and removes everything it owned, as an unregistration.
+
+        ``reservation_delay``: seconds an ask waits from its arrival before it may
+        reserve a node against fragmentation (``004`` asks for reservations and is
+        silent on when; YuniKorn waits 2 s, ``objects/application.go`` ``tryNodes``).
+        0 reserves at once; ``math.inf`` never (YuniKorn's ``DISABLE_RESERVATION``).
+        Required-node asks and preempting asks reserve at once regardless.
         """
         if rm_pause_timeout is not None and rm_pause_timeout < 0:
             raise ValueError("rm_pause_timeout must be >= 0 seconds (or None for no timeout)")
+        if not reservation_delay >= 0:
+            raise ValueError("reservation_delay must be >= 0 seconds (math.inf: never reserve "
+                             "for an ordinary ask)")
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.rm_pause_timeout = rm_pause_timeout
+        self.reservation_delay = reservation_delay
         self._core = CoreContext(self.clock)
         self._core.emit_events = emit_events
+        self._core.reservation_delay = reservation_delay
         self._core.uuid_taken = self._uuid_taken
         self._rms: dict[str, ResourceManager] = {}
         self._delivery = Dispatcher()

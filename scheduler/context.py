@@ -17,6 +17,11 @@ from . import si
 from .clock import Clock
 from .outbox import RMOutbox
 
+DEFAULT_RESERVATION_DELAY = 2.0
+"""YuniKorn's ``reservationDelay`` (apache/yunikorn-core be3bb48
+pkg/scheduler/objects/application.go ``tryNodes``): an ask reserves a node only once it
+is this many seconds old."""
+
 EVENT_TYPES = {
     "application": si.EventRecordType.APP,
     "ask": si.EventRecordType.REQUEST,
@@ -148,6 +153,8 @@ class CoreContext:
         self._seq = 0
         self._uuid = 0
         self.emit_events = True
+        self.reservation_delay = DEFAULT_RESERVATION_DELAY
+        """Seconds an ask waits from its arrival before it may reserve a node."""
         # Set by the scheduler: whether any partition of any RM holds this uuid.
         self.uuid_taken: Callable[[str], bool] = _nothing_taken
 

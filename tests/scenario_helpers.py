@@ -95,6 +95,10 @@ class Env:
         self.clock.advance(seconds)
         return self.api.schedule()
 
+    def wait_to_reserve(self) -> int:
+        """Let the reservation delay of every ask sent so far pass, and run one cycle."""
+        return self.advance(self.api.reservation_delay)
+
     # -- applications ---------------------------------------------------------
     def add_app(
         self,

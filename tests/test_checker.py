@@ -630,7 +630,7 @@ def test_a_reservation_handed_over_mid_cycle_opens_its_node_to_an_earlier_failed
             node("node-1", 10, 10), app("app-0"), ask("app-0", "x", 6, 1), Step.schedule(),
             node("node-2", 10, 5), ask("app-0", "y2", 2, 4), ask("app-0", "y1", 8, 1),
             Step.schedule(), app("app-b"), app("app-c"), ask("app-c", "a", 8, 1),
-            Step.schedule()):
+            Step.schedule(), Step.advance(world.api.reservation_delay), Step.schedule()):
         assert world.run(step) == []
     allocs = world.shim.rms[rm].allocs
     y1 = next(a for a in allocs.values() if a.key == "y1")

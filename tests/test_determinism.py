@@ -398,7 +398,7 @@ if __name__ == "__main__":
     sys.stdout.write(run_scenario())
 
 
-ZERO_PRIORITY_SHA256 = "a8ebe6e2bd64785cc53a17bcd97855132347cdfad581ad9eb4d44384fe73f9fc"
+ZERO_PRIORITY_SHA256 = "b24868ba1c78257da338eff07d5ccc7f4e09fe8054465508e013436b819b22c7"
 """The scenario with every ask at priority 0, as the core answered it before priority
 scheduling (issue 12; computed on ``main`` after the interop merge, 20091c8). Issue 13
 (preemption) changed only the dumps: every queue gained ``preempting`` and every allocation
@@ -406,7 +406,9 @@ scheduling (issue 12; computed on ``main`` after the interop merge, 20091c8). Is
 Queues tied on usage then going by more pending first (YuniKorn's ``sortQueues...``,
 ``objects/sorters.go``) changed decisions once more: root.b, pending more than root.a while
 neither used anything, now takes the first node before it; nothing else differs but the
-uuids' counters and the events' order that follow from it."""
+uuids' counters and the events' order that follow from it. The reservation delay (issue 32
+item 4, YuniKorn's 2 s) moved app-b2's ``huge`` reservation of n-4 from the cycle of its
+arrival (reported SKIPPED, waiting) to the first cycle 2 s later; nothing else changed."""
 
 
 def test_zero_priorities_schedule_exactly_as_before_priority_scheduling() -> None:

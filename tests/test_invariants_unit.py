@@ -153,9 +153,10 @@ def build_world() -> World:
     _ask(api, "app-h", "hph-small", 10, task_group="th", placeholder=True)
     _ask(api, "app-h", "hph-big", 150, task_group="th", placeholder=True)
     api.schedule()
-    # app-2: an ask no node has room for right now: it reserves a node.
+    # app-2: an ask no node has room for right now: past its delay it reserves a node.
     _app(api, "app-2", "root.b")
     _ask(api, "app-2", "big", 70)
+    clock.advance(api.reservation_delay)
     api.schedule()
     # n3: a drained node.
     _nodes(api, "n3")
@@ -328,6 +329,14 @@ def _reservation_on_drained_node(w: World) -> str:
     return f"reservation default/{app_id}/{key}"
 
 
+def _reservation_too_young(w: World) -> str:
+    """The reserved ask arrived just now: its reservation came before its delay ended."""
+    p = w.partition
+    (app_id, key) = next(iter(p.reservations))
+    p.apps[app_id].asks[key].created = w.api.clock.now()
+    return f"reservation default/{app_id}/{key}"
+
+
 def _scheduling_room_appears(w: World) -> str:
     """Room appears on the reserved node without a cycle: the reserved ask now fits."""
     p = w.partition
@@ -439,6 +448,7 @@ CORRUPTIONS: dict[str, list[Corruption]] = {
     "capacity.node": [_node_capacity_shrunk],
     "references.allocation": [_reference_node_forgets, _reference_partition_index],
     "reservations.valid": [_reservation_on_drained_node],
+    "reservations.delay": [_reservation_too_young],
     "application.state_agrees": [_app_state_completed, _app_running_on_placeholders,
                                  _app_resuming_without_placeholders,
                                  _app_finished_keeping_asks],
@@ -514,6 +524,7 @@ def test_check_all_reports_every_invariant_at_once(world: World) -> None:
         "capacity.node": _node_capacity_shrunk,
         "references.allocation": _reference_partition_index,
         "reservations.valid": _reservation_on_drained_node,
+        "reservations.delay": _reservation_too_young,
         "application.state_agrees": _gang_unclean_exit,
         "shim.view_agrees": _shim_view_node_moved,
         "gang.accepted_waits_for_placeholders": _gang_real_while_waiting,

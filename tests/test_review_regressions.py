@@ -149,6 +149,7 @@ def test_r01_parked_ask_is_not_allocated_through_its_reservation() -> None:
     other_uuid = _occupy_n1(e)
     e.app("g", ph=15)
     e.ask("g", "r", 15, tg="tg")                 # real ask first: reserves n1
+    e.clock.advance(e.api.reservation_delay)       # past its reservation delay
     e.api.schedule()
     assert ("n1", "g", "r") in e.reservations()
     e.node("n2", 15)
@@ -185,6 +186,7 @@ def test_r02_reservation_of_failing_or_resuming_app_is_cancelled(
     other_uuid = _occupy_n1(e)
     e.app("g", ph=10, style=style, timeout_ms=60_000)
     e.ask("g", "r", 25)                          # plain real ask: reserves n1
+    e.clock.advance(e.api.reservation_delay)       # past its reservation delay
     e.api.schedule()
     e.node("n2", 10)
     e.ask("g", "ph1", 10, tg="tg", ph=True)
@@ -466,6 +468,7 @@ partitions:
     e.api.schedule()                             # n1 room {memory 20, vcore 9}
     e.app("X", queue="root.b")
     e.ask("X", "R", 25, vcore=1)
+    e.clock.advance(e.api.reservation_delay)       # past its reservation delay
     e.api.schedule()                             # R reserves n1
     assert ("n1", "X", "R") in e.reservations()
     e.node("n3", 100, vcore=1)                   # room for R, not for S

@@ -257,7 +257,7 @@ def test_failed_names_the_node_reserved_for_another_ask() -> None:
     env.schedule()
     env.ask("app-2", "k2", 50)
     env.ask("app-3", "k3", 50)
-    env.schedule()
+    env.wait_to_reserve()
     assert failed_reason(env, "k3") == (
         "the only node that fits (node-1) is reserved for another ask (k2 of application app-2)")
 
@@ -280,5 +280,5 @@ def test_failed_names_the_predicates() -> None:
     env.add_node("node-1", 100)
     env.add_app("app-1")
     env.ask("app-1", "k1", 10)
-    env.schedule()
+    env.wait_to_reserve()
     assert failed_reason(env, "k1") == "the shim's predicates refused every node that fits (node-1)"

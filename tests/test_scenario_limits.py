@@ -140,7 +140,7 @@ def test_maxapplications_holds_a_reserved_ask_back_too() -> None:
     env.schedule()
     env.add_app("app-2", "root.default", user=USER)
     env.ask("app-2", "big", 9)
-    env.schedule()
+    env.wait_to_reserve()
     assert env.node("node-1")["reserved"] == [{"application_id": "app-2",
                                                 "allocation_key": "big"}]
     env.add_node("node-2", 5)

@@ -265,7 +265,7 @@ def test_update_that_keeps_a_reserved_ask_fitting_keeps_the_reservation() -> Non
     env.ask("app-1", "k", 60)
     assert env.schedule() == 1
     env.ask("app-1", "big", 50)                  # fits node-1's capacity, not its free 40
-    assert env.schedule() == 0
+    assert env.wait_to_reserve() == 0
     reserved = [{"application_id": "app-1", "allocation_key": "big"}]
     assert env.node("node-1")["reserved"] == reserved
     env.node_action("node-1", NA.UPDATE, schedulable_resource=si.Resource.of(memory=105),

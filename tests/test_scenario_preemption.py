@@ -430,7 +430,7 @@ def test_required_node_ask_cancels_an_ordinary_reservation() -> None:
     env.add_app("app-1", "root.a")
     env.pask("app-1", "alloc-1", 7, other=False)
     env.pask("app-1", "big", 5, other=False)
-    env.schedule()
+    env.wait_to_reserve()
     assert env.reserved("node-1") == [{"application_id": "app-1", "allocation_key": "big"}]
     env.add_app("app-2", "root.a")
     env.pask("app-2", "ds", 2, other=False, node="node-1")
@@ -449,7 +449,7 @@ def test_required_node_ask_larger_than_its_node_leaves_other_reservations_alone(
     env.add_app("app-1", "root.a")
     env.pask("app-1", "alloc-1", 7, other=False)
     env.pask("app-1", "big", 5, other=False)
-    env.schedule()
+    env.wait_to_reserve()
     env.add_app("app-2", "root.a")
     env.pask("app-2", "ds", 30, other=False, node="node-1")
     assert env.schedule() == 0
@@ -660,6 +660,7 @@ def test_only_asks_allowed_to_preempt_do(other: bool | None, preempts: bool) -> 
     env.add_app("app", "root.high")
     env.pask("app", "ask", 5, other=other)
     env.schedule()
+    env.wait_to_reserve()                 # reserves node-1: no preemption in that attempt
     env.clock.advance(100.0)
     env.schedule()
     assert bool(env.preempted()) is preempts

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from scenario_helpers import NA, SS, Env, config, res
 
-from scheduler import si
+from scheduler import Scheduler, si
 
 # ------------------------------------------------------------ queue sorting
 
@@ -271,6 +272,8 @@ def reserved_env() -> Env:
     assert env.schedule() == 1
     env.ask("app-2", "big", 50)
     assert env.schedule() == 0
+    assert env.node("node-1")["reserved"] == []    # younger than the reservation delay
+    assert env.wait_to_reserve() == 0
     return env
 
 
@@ -278,7 +281,7 @@ def test_reservation_shown_in_node_dump() -> None:
     env = reserved_env()
     assert env.node("node-1")["reserved"] == [
         {"application_id": "app-2", "allocation_key": "big"}]
-    assert env.sched_states("app-2", "big") == [SS.RESERVED]
+    assert env.sched_states("app-2", "big") == [SS.SKIPPED, SS.RESERVED]
 
 
 def test_reserved_node_not_used_by_other_applications() -> None:
@@ -387,7 +390,7 @@ def test_a_reservation_given_up_mid_cycle_frees_its_node_in_that_cycle() -> None
     env.add_app("app-b")
     env.add_app("app-c")
     env.ask("app-c", "a", 8, vcore=1)          # fits no node's room: reserves node-1
-    assert env.schedule() == 0
+    assert env.wait_to_reserve() == 0
     assert env.node("node-1")["reserved"] == [{"application_id": "app-c", "allocation_key": "a"}]
     env.release("app-0", y1)                   # node-2 has {memory 8, vcore 1} again
     env.ask("app-b", "b", 1, vcore=9)          # fits node-1 only, reserved for "a"
@@ -421,8 +424,9 @@ def test_node_failing_predicates_is_not_reserved() -> None:
     env.add_app("app-1")
     env.ask("app-1", "k", 10)
     assert env.schedule() == 0
+    assert env.wait_to_reserve() == 0
     assert env.node("node-1")["reserved"] == []
-    assert env.sched_states("app-1", "k") == [SS.FAILED]
+    assert env.sched_states("app-1", "k") == [SS.SKIPPED, SS.FAILED]
 
 
 def test_raising_predicates_does_not_break_scheduling() -> None:
@@ -470,7 +474,10 @@ def test_scheduling_state_skipped_on_queue_quota() -> None:
 
 def test_scheduling_state_reserved() -> None:
     env = reserved_env()
-    [msg] = [m for m in env.shim.scheduling_states if m.allocation_key == "big"]
+    waiting, msg = [m for m in env.shim.scheduling_states if m.allocation_key == "big"]
+    assert (waiting.state, waiting.reason) == (
+        SS.SKIPPED, "waiting for the reservation delay (2 s from its arrival): no node has "
+        "room for it now")
     assert (msg.application_id, msg.state) == ("app-2", SS.RESERVED)
 
 
@@ -539,7 +546,46 @@ def test_predicates_told_whether_it_is_an_allocation_or_a_reservation() -> None:
     assert ("small", "node-1", True) in seen
     seen.clear()
     env.ask("app-1", "big", 50)
-    env.schedule()
+    env.wait_to_reserve()
     assert seen[-1] == ("big", "node-1", False)
     assert env.node("node-1")["reserved"] == [
         {"application_id": "app-1", "allocation_key": "big"}]
+
+
+def test_an_ask_reserves_only_once_it_has_waited_the_reservation_delay() -> None:
+    """YuniKorn's ``tryNodes`` (``objects/application.go``; its tests set the delay with
+    ``SetReservationDelay``, ``partition_test.go`` ``TestRequiredNodeReservation``): an
+    ask that fits no node's free room reserves only when it is older than the delay,
+    counted from its arrival; an ask re-sent changed is a new ask and waits again."""
+    env = Env()
+    env.add_node("node-1", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "k", 60)
+    assert env.schedule() == 1
+    env.ask("app-1", "big", 50)
+    assert env.advance(1.9) == 0
+    assert env.node("node-1")["reserved"] == []
+    assert env.advance(0.1) == 0
+    assert env.node("node-1")["reserved"] == [
+        {"application_id": "app-1", "allocation_key": "big"}]
+    env.ask("app-1", "big", 45)                    # changed: a new ask
+    assert env.schedule() == 0
+    assert env.node("node-1")["reserved"] == []
+    assert env.wait_to_reserve() == 0
+    assert env.node("node-1")["reserved"] == [
+        {"application_id": "app-1", "allocation_key": "big"}]
+
+
+def test_a_zero_reservation_delay_reserves_at_once_and_a_negative_one_is_refused() -> None:
+    env = Env()
+    env.api = Scheduler(clock=env.clock, reservation_delay=0.0)
+    env.register()
+    env.add_node("node-1", 100)
+    env.add_app("app-1")
+    env.ask("app-1", "k", 60)
+    env.ask("app-1", "big", 50)
+    assert env.schedule() == 1
+    assert env.node("node-1")["reserved"] == [
+        {"application_id": "app-1", "allocation_key": "big"}]
+    with pytest.raises(ValueError, match="reservation_delay"):
+        Scheduler(reservation_delay=-1.0)

@@ -26,7 +26,7 @@ from ..cli import (
     usage_errors_exit_2,
 )
 from ..runner import CLOCK_START
-from .scope import KINDS, SCOPES, Scope
+from .scope import KINDS, RESERVATION_DELAY, SCOPES, Scope
 from .search import Options, Result, Stats, replay_path, search
 
 FAILURES = ".yunikorn-fsm/failures"
@@ -178,7 +178,7 @@ def _report(args: argparse.Namespace, opts: Options, result: Result) -> int:
     path = replay.write(Path(args.out) / name, config, CLOCK_START, steps, {
         "explore": opts.scope.name, "invariant": violations[0].invariant,
         "actions": [opts.scope.alphabet()[i].label for i in found.path],
-        "quiescent": found.liveness,
+        "quiescent": found.liveness, "reservation_delay": RESERVATION_DELAY,
         "predicates_refuse": [list(pair) for pair in opts.scope.refused]})
     print("\nthe counterexample, as SI traffic:")
     again = replay.run(read_trace(path), sys.stdout)

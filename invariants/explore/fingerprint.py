@@ -7,14 +7,15 @@ every core object (a test keeps :data:`FIELDS` in step with the classes'
 that do not change behaviour:
 
 - the core acts on time through its timers, which enter as offsets from
-  now, and through preemption: an ask that may still preempt compares its age
+  now, through preemption: an ask that may still preempt compares its age
   with its leaf's ``preemption.delay`` and the time since its last check with
   the 15 s between two checks, so those two enter as ages capped just past the
-  longest delay and the interval. The other times it stamps on objects
-  (creation, state changes) are left out. The shim's own times enter as ages
-  capped just past the timeout each is compared with (an allocation with no
-  execution timeout is as old as any other; a terminated application older
-  than the retention is just old);
+  longest delay and the interval; and through the reservation delay: a pending
+  ask's age enters capped at the delay (older asks reserve alike). The other
+  times it stamps on objects (creation, state changes) are left out. The
+  shim's own times enter as ages capped just past the timeout each is
+  compared with (an allocation with no execution timeout is as old as any
+  other; a terminated application older than the retention is just old);
 - sequence numbers (submission order, ask order, reservation order) become
   their rank, and allocation uuids (which carry a counter) become their
   application, key and rank;
@@ -216,6 +217,7 @@ class _Canon:
         self.delay_cap = max((q.preemption_delay for p in self.partitions
                               for q in p.queues.values()), default=DEFAULT_DELAY)
         """Ask ages past the longest ``preemption.delay`` compare alike with every delay."""
+        self.reservation_delay = world.api.reservation_delay
 
     # -- renaming ------------------------------------------------------------
     def _rank_sequences(self) -> None:
@@ -320,7 +322,8 @@ class _Canon:
     def _app(self, app: view.Application) -> Any:
         return [
             app.id, self._object("Application", app),
-            [[k.key, self._object("Ask", k), self._preemption_ages(k)]
+            [[k.key, self._object("Ask", k), self._preemption_ages(k),
+              self._waited(k.created) if k.pending_repeats > 0 else None]
              for k in app.asks.values()],
             sorted([self.uuids[a.uuid], self._object("Allocation", a)]
                    for a in app.allocations.values()),
@@ -332,6 +335,11 @@ class _Canon:
         for i, rewrite in rewrites:
             out[i] = rewrite(self, out[i])
         return out
+
+    def _waited(self, t: float) -> float:
+        """How much of the reservation delay an ask has waited since ``t``, its arrival:
+        an ask reserves only once it has waited it all, and an older one no differently."""
+        return round(min(self.reservation_delay, self.now - t), 6)
 
     def _preemption_ages(self, ask: Any) -> Any:
         """How old the ask is and how long ago it was last checked for preemption, capped
@@ -364,6 +372,7 @@ class _Canon:
         asks = [[k.app, k.key, k.allocated, k.max_allocations, _plain(k.resource),
                  k.placeholder, k.task_group, k.timeout_ms, k.preempted,
                  self._age(k.sent, self.delay_cap) if k.may_preempt and not k.preempted
+                 else None, self._waited(k.sent) if k.pending > 0
                  else None, k.priority, k.recovered, k.may_preempt, k.may_be_victim,
                  k.required_node, k.originator, k.tags] for _, k in sorted(rv.asks.items())]
         nodes = sorted([self.nodes.get(n.id, "?"), n.state, _plain(n.capacity),

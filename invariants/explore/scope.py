@@ -36,6 +36,8 @@ from .texts import (
 )
 
 RM_ID = "explore-rm"
+RESERVATION_DELAY = 2.0
+"""The explored core's ``reservation_delay``: its default, YuniKorn's."""
 TT = si.TerminationType
 NA = si.NodeAction
 
@@ -514,12 +516,18 @@ def _schedule(a: Action, w: World, rv: RMView) -> Iterator[Step]:
 
 def next_live_timer(world: World) -> float | None:
     """When the next timer falls due, if one is still ahead: the core's own that will act,
-    or one the shim expects (``answers.expected_due``), so the clock never jumps past the
-    time a core that set its timer late, or never, should have acted."""
+    one the shim expects (``answers.expected_due``), so the clock never jumps past the
+    time a core that set its timer late, or never, should have acted, or the end of a
+    pending ask's reservation delay (the core keeps no timer for it; ``schedule()`` then
+    may reserve)."""
     now = world.clock.now()
     due = [t[0] for t in view.timers(world.api) if t[3] and t[0] > now]
+    delay = world.api.reservation_delay
     for rv in world.shim.rms.values():
         due += [t for t in answers.expected_due(rv) if t > now]
+        # The end of a pending ask's reservation delay: from then on it may reserve a node.
+        due += [k.sent + delay for k in rv.asks.values()
+                if k.pending > 0 and k.sent + delay > now]
     return min(due) if due else None
 
 

@@ -38,7 +38,7 @@ from ..runner import CLOCK_START
 from ..world import World
 from . import closure
 from .fingerprint import fingerprint
-from .scope import Action, Scope
+from .scope import RESERVATION_DELAY, Action, Scope
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,8 @@ def thaw(snapshot: bytes) -> World:
 
 def root(scope: Scope) -> tuple[World, list[Violation]]:
     """The registered world every search starts from."""
-    world = World(CLOCK_START, predicate_for(None, scope.refused))
+    world = World(CLOCK_START, predicate_for(None, scope.refused),
+                  scheduler_options={"reservation_delay": RESERVATION_DELAY})
     return world, world.run(scope.registration())
 
 

@@ -74,6 +74,8 @@ class Scenario:
     enabled: frozenset[str]
     length: int
     rm_pause_timeout: float | None
+    reservation_delay: float
+    """The core's ``reservation_delay``: mostly YuniKorn's 2 s, sometimes none."""
     weights: tuple[tuple[str, float], ...]
     """Per-rule weight factors: swarm testing skews each case differently."""
 
@@ -104,8 +106,10 @@ class Scenario:
             late = {n: w for n, w in late.items() if n in rules}
         enabled |= frozenset(late)
         weights += tuple(sorted(late.items()))
+        # Its own stream too: the other draws stay what they were before the delay came.
+        delay = random.Random(f"reservation-{seed}").choice((2.0, 2.0, 0.0))
         return cls(
-            seed=seed, shape=shape, weights=weights,
+            seed=seed, shape=shape, weights=weights, reservation_delay=delay,
             rm_pause_timeout=rng.choice((None, None, 60.0, 300.0)),
             node_sizes=tuple((m, v * CORE) for m, v in sizes),
             gang_timeouts=tuple(rng.sample([0, 30_000, 60_000, 120_000], 2)),
@@ -118,7 +122,8 @@ class Scenario:
 
     def to_json(self) -> dict[str, Any]:
         return {"seed": self.seed, "predicate_salt": self.predicate_salt,
-                "rm_pause_timeout": self.rm_pause_timeout, "rules": sorted(self.enabled)}
+                "rm_pause_timeout": self.rm_pause_timeout,
+                "reservation_delay": self.reservation_delay, "rules": sorted(self.enabled)}
 
 
 def predicate_for(salt: int | None, refused: Iterable[Sequence[str]] = ()

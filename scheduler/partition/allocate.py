@@ -84,6 +84,10 @@ def reserve_or_fail(p: PartitionState, app: Application, ask: Ask, report: bool 
         if report:
             report_failed(p, app, ask)
         return NO_RESERVATION
+    if not may_reserve(p, ask):
+        if report:
+            report_failed(p, app, ask)
+        return NO_RESERVATION
     for node in p.node_order:
         if node.reservation is not None:
             continue
@@ -99,10 +103,32 @@ def reserve_or_fail(p: PartitionState, app: Application, ask: Ask, report: bool 
     return NO_RESERVATION
 
 
+def may_reserve(p: PartitionState, ask: Ask) -> bool:
+    """The ask has waited the reservation delay since it arrived.
+
+    YuniKorn reserves only for an ask older than ``reservationDelay``, measured from the
+    ask's creation (apache/yunikorn-core be3bb48 pkg/scheduler/objects/application.go
+    ``tryNodes``: ``askAge > reservationDelay``). On the injected clock the delay counts
+    from the ask's arrival (an update is a new ask) and ends at, not after, the mark, so
+    0 means at once and the moment it ends is one a caller can step the clock to.
+    """
+    return p.core.clock.now() >= ask.created + p.core.reservation_delay
+
+
 def report_failed(p: PartitionState, app: Application, ask: Ask, prefix: str = "") -> None:
-    """Report FAILED with the real reason; worked out only when the state changes."""
+    """Report FAILED with the real reason; worked out only when the state changes.
+
+    An ask that could reserve a node but is younger than the reservation delay is
+    SKIPPED instead: it waits for its own clock, and the FAILED or RESERVED that follows
+    is a change the RM hears with its reason then.
+    """
     if ask.last_scheduling_state != SS.FAILED:
-        set_scheduling_state(p, ask, SS.FAILED, prefix + unplaceable_reason(p, app, ask))
+        reason = unplaceable_reason(p, app, ask)
+        state = SS.SKIPPED if not prefix and reason.startswith(WAITING) else SS.FAILED
+        set_scheduling_state(p, ask, state, prefix + reason)
+
+
+WAITING = "waiting for the reservation delay"
 
 
 def unplaceable_reason(p: PartitionState, app: Application, ask: Ask) -> str:
@@ -134,6 +160,9 @@ def unplaceable_reason(p: PartitionState, app: Application, ask: Ask) -> str:
                     f"({other_key} of application {other_app})")
         return (f"every node that fits ({', '.join(n.id for n in fit)}) is reserved for "
                 "another ask")
+    if not may_reserve(p, ask):
+        return (f"{WAITING} ({p.core.reservation_delay:g} s from its arrival): no node has "
+                "room for it now")
     if p.predicates is not None:
         return (f"the shim's predicates refused every node that fits "
                 f"({', '.join(n.id for n in fit if n not in taken)})")
