@@ -140,6 +140,20 @@ def _timeout_from_first(rec: StepRecord) -> bool:
     return False
 
 
+@goal("gang.timeout_with_repeats_partly_placed",
+      "A gang timed out while one of its placeholder asks had some of its repeats "
+      "allocated and others pending.")
+def _timeout_partly_placed(rec: StepRecord) -> bool:
+    for app in rec.moved("application", "Accepted", "Failing") + rec.moved(
+            "application", "Accepted", "Resuming") + rec.moved(
+            "application", "Running", "Failing"):
+        for ask in app.asks.values():
+            if ask.placeholder and ask.max_allocations > 1 \
+                    and 0 < ask.allocated_count < ask.max_allocations:
+                return True
+    return False
+
+
 @goal("gang.replacement_node_lost",
       "A placeholder's node was drained or removed while its replacement waited for the "
       "shim's confirmation; the confirmation then placed the real ask elsewhere or left it "

@@ -90,6 +90,11 @@ MUTANTS: tuple[Mutant, ...] = (
       cycle, "on_timer",
       '        gang.release_placeholders(p, app, "application completing: placeholder not used")\n',
       ""),
+    M("gang.completing_ignores_placeholder_timeout", "gang",
+      "001 'Placeholder timeout': no placeholder outlives the timeout (YuniKorn releases a "
+      "Completing application's leftovers too)", gang, "placeholder_timeout",
+      'if app.state in ("Running", "Completing") and not pending_ph:',
+      'if app.state == "Running" and not pending_ph:'),
     M("gang.admission_ignores_parent_max", "gang",
       "001 'Total placeholder size': reject a gang larger than the quota of any queue on "
       "the path", apps, "check_submission",
@@ -1111,7 +1116,7 @@ LITERAL: tuple[Mutant, ...] = (
       "001 read literally: the placeholder timeout acts only while placeholder asks are "
       "pending (docs/design-notes.md finding 1: an Accepted gang then waits forever)",
       gang, "placeholder_timeout",
-      '    if app.state == "Running" and not pending_ph:\n'
+      '    if app.state in ("Running", "Completing") and not pending_ph:\n'
       '        release_placeholders(p, app, "placeholder timeout: not replaced in time")\n'
       "        return\n",
       "    if not pending_ph:\n        return\n"),

@@ -690,6 +690,32 @@ def test_timeout_of_a_running_gang_only_releases_leftover_placeholders() -> None
     assert_clean(env)
 
 
+def test_timeout_of_a_completing_gang_releases_its_leftover_placeholders() -> None:
+    """Found by the checker (``liveness.placeholders_time_out`` at a case end): a gang
+    whose asks were all withdrawn went Completing with its placeholders allocated; the
+    placeholder timer fell due while it was Completing and did nothing, a real ask then
+    brought it back to Running, and the other placeholder was held forever. YuniKorn's
+    ``timeoutPlaceholderProcessing`` (apache/yunikorn-core be3bb48,
+    ``objects/application.go``) releases the leftovers of a Running or Completing
+    application; ``TestTimeoutPlaceholderCompleting`` is its test."""
+    env = placed_gang(count=2, timeout_ms=10_000)
+    ph1, ph2 = env.uuid_of("g", "ph-1"), env.uuid_of("g", "ph-2")
+    env.release_ask("g", "")  # the RM withdraws every ask: nothing pending, no real pod
+    assert env.app_state("g") == "Completing"
+    env.shim.clear()
+    env.advance(10)
+    assert env.releases() == [(ph1, TT.TIMEOUT), (ph2, TT.TIMEOUT)]
+    assert env.app_state("g") == "Completing"
+    env.real("g", "real-1", 20)
+    assert env.app_state("g") == "Running"
+    env.confirm("g", ph1, TT.TIMEOUT)
+    env.confirm("g", ph2, TT.TIMEOUT)
+    assert env.app("g")["placeholder_allocated"] == {}
+    assert env.schedule() == 1  # the real pod runs as a normal ask
+    assert env.app("g")["allocated"] == mem(20)
+    assert_clean(env)
+
+
 # ================================================================ completion
 
 

@@ -224,7 +224,13 @@ class Gen:
 
     _heard: RMView | None = field(init=False, default=None)
 
+    grouping: random.Random = field(init=False)
+    """Whether a task group's placeholders go as one ask with repeats (``002``'s
+    ``maxAllocations``) instead of a pod each: a stream of its own, so the others' draws
+    stay."""
+
     def __post_init__(self) -> None:
+        self.grouping = random.Random(f"grouping-{self.scenario.seed}")
         self.placing = random.Random(f"placing-{self.scenario.seed}")
         self.side = random.Random(f"side-{self.scenario.seed}")
         self.ending = random.Random(f"ending-{self.scenario.seed}")

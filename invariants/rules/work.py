@@ -126,8 +126,13 @@ def _ask(g: Gen, app_id: str, key: str, memory: int, repeats: int = 1,
 
 
 def _placeholders(g: Gen, app_id: str, index: int) -> Step:
-    """One placeholder pod per member of a task group (option A of ``001``)."""
+    """One placeholder pod per member of a task group (option A of ``001``), or now and
+    then one ask whose repeats are the members (the SI allows it): a timeout may then
+    find some of an ask's repeats placed and others pending."""
     members, size = g.gangs[app_id][index]
+    if members > 1 and g.grouping.random() < 0.3:
+        return _send(g, _ask(g, app_id, f"{app_id}-tg{index}-ph-{g.new_id('')}", size,
+                             members, task_group_name=f"tg{index}", placeholder=True))
     asks = [_ask(g, app_id, f"{app_id}-tg{index}-ph-{g.new_id('')}", size,
                  task_group_name=f"tg{index}", placeholder=True) for _ in range(members)]
     return _send(g, *asks)

@@ -92,13 +92,15 @@ def placeholder_timeout(p: PartitionState, app: Application) -> None:
     call's one AllocationResponse. Hard: the application fails (its real
     allocations are released too, so Failed holds nothing) and is Failed
     once the shim confirmed every release. Soft: it resumes and is Accepted
-    again once its placeholders are gone. An application that already runs
-    and has no placeholder ask pending only loses its leftover placeholders
-    (YuniKorn); one still Accepted with every placeholder allocated is
+    again once its placeholders are gone. An application that already runs,
+    or is Completing, and has no placeholder ask pending only loses its
+    leftover placeholders (YuniKorn's timeoutPlaceholderProcessing, case 1:
+    ``IsRunning() || IsCompleting()``, apache/yunikorn-core be3bb48
+    ``objects/application.go``); one still Accepted with every placeholder allocated is
     treated as timed out, as in YuniKorn, so it can not wait forever.
     """
     pending_ph = [k for k in app.pending_asks.values() if k.placeholder]
-    if app.state == "Running" and not pending_ph:
+    if app.state in ("Running", "Completing") and not pending_ph:
         release_placeholders(p, app, "placeholder timeout: not replaced in time")
         return
     if not app.LIFECYCLE.can(app.state, "fail"):
