@@ -32,9 +32,11 @@ The expectations that differ from the seed's dialect, as today's SI states them:
   answered in ``new`` (not judged against quotas or the node's room: it runs
   already), or refused in ``rejectedAllocations`` when its application is not
   one the RM runs in that partition or its node is not known there;
-- a pod sent again for a key that runs is not an ask update: the same size
-  changes nothing, another size resizes the allocation in place (refused while
-  the core releases it);
+- a pod sent again for a key that runs (from before the request, or recovered
+  by an earlier entry of the same request: entries are read in order) is not an
+  ask update: a node that is not known refuses it, a known one is no move; the
+  same size changes nothing, another size resizes the allocation in place
+  (refused while the core releases it, and for a placeholder);
 - a release by key ends the key's allocations and, for every type but
   ``TIMEOUT``, withdraws its pending ask (confirmed in ``released``); an empty
   key means every allocation and (but for ``TIMEOUT``) every ask of the
@@ -224,7 +226,7 @@ class Bound:
     good: bool = False
     """One sending can be recovered: it is answered once in ``new``."""
     size: dict[str, int] = field(default_factory=dict)
-    """Its size as last sent in the request (a later sending resizes it)."""
+    """Its size as recovered, or as a later entry of the request resized it."""
 
 
 @dataclass
@@ -308,14 +310,13 @@ def _read_pod(m: Monitor, rv: RMView, reading: Reading, asks: list[si.Allocation
         reading.did.add("foreign")
         return
     placed = _running(rv, *key)
-    if placed:
-        _read_resent(rv, reading, pod, placed[0])
-        return
     held = reading.bound.get(key)
-    if held is not None and held.good:
-        # Bound earlier in this request: sent again, only its size counts.
-        if qty.positive(pod.resource_per_alloc.as_dict()):
-            held.size = pod.resource_per_alloc.as_dict()
+    runs: AllocView | Bound | None = placed[0] if placed else held if held is not None \
+        and held.good else None
+    if runs is not None:
+        # The key runs: from before this request, or recovered by an earlier entry of it
+        # (entries are read in order, each against what the ones before it left).
+        _read_resent(rv, reading, pod, partition, runs)
         return
     if pod.node_id:
         app = rv.apps.get(pod.application_id)
@@ -346,20 +347,45 @@ def _read_pod(m: Monitor, rv: RMView, reading: Reading, asks: list[si.Allocation
         preemption_policy=pod.preemption_policy))
 
 
-def _read_resent(rv: RMView, reading: Reading, pod: today.Allocation,
-                 alloc: AllocView) -> None:
-    """A running pod sent again: its size decides (today's SI reads nothing else of it)."""
-    size = pod.resource_per_alloc.as_dict()
-    if qty.same(size, alloc.resource):
-        return
-    key = (alloc.app, alloc.key)
-    if alloc.releasing is not None or not qty.positive(size):
+def _read_resent(rv: RMView, reading: Reading, pod: today.Allocation, partition: str,
+                 alloc: AllocView | Bound) -> None:
+    """A running pod sent again: an update of its allocation, of which only the size counts.
+
+    As YuniKorn's UpdateAllocation reads an entry (apache/yunikorn-core be3bb48
+    ``pkg/scheduler/partition.go`` UpdateAllocation): a node that is not known refuses
+    it before the key is looked at; a known node, even another one, is no move. Then the
+    size: the same changes nothing; another resizes in place, refused while the core
+    releases the pod, for no resources, and for a placeholder (its gang's placeholders
+    stay within the ``placeholderAsk``, ``001`` "Total placeholder size"). ``alloc`` is
+    the allocation running before this request, or the :class:`Bound` pod an earlier
+    entry of it recovered.
+    """
+    key = (pod.application_id, pod.allocation_key)
+    app = rv.apps.get(pod.application_id)
+    node = rv.nodes.get(pod.node_id) if pod.node_id else None
+    if (app is not None and app.partition != partition) or (
+            pod.node_id and (node is None or node.partition != partition)):
         reading.refused.append(key)
         return
-    alloc.resource = size
-    ask = rv.asks.get(key)
-    if ask is not None and ask.pending == 0:
-        ask.resource = dict(size)
+    size = pod.resource_per_alloc.as_dict()
+    if isinstance(alloc, Bound):
+        before, releasing = alloc.size, False
+        placeholder = alloc.pod.placeholder and bool(alloc.pod.task_group_name)
+    else:
+        before, releasing, placeholder = alloc.resource, alloc.releasing is not None, \
+            alloc.placeholder
+    if qty.same(size, before):
+        return
+    if releasing or placeholder or not qty.positive(size):
+        reading.refused.append(key)
+        return
+    if isinstance(alloc, Bound):
+        alloc.size = size
+    else:
+        alloc.resource = size
+        ask = rv.asks.get(key)
+        if ask is not None and ask.pending == 0:
+            ask.resource = dict(size)
     reading.resized.append(key)
     reading.effects = True
     reading.did.add("resize")
@@ -477,6 +503,12 @@ def end(m: Monitor, rv: RMView, call: Call) -> None:
     """What today's request owes once the call returns."""
     reading = call.today
     assert reading is not None
+
+    def owed(key: tuple[str, str]) -> int:
+        """How many refusals the entries of ``key`` are owed, in every reading of them."""
+        bound = reading.bound.get(key)
+        return reading.refused.count(key) + (len(bound.refusals) if bound is not None else 0)
+
     for key, held in reading.bound.items():
         subject = f"allocation {key[0]}/{key[1]}"
         pod = held.pod
@@ -485,7 +517,7 @@ def end(m: Monitor, rv: RMView, call: Call) -> None:
             m.report(P.EXPECTED_REJECTION, subject,
                      f"a pod bound to node {pod.node_id} that can not be recovered "
                      f"({held.refusals[-1]}) was not refused")
-        elif held.good and (rejected > len(held.refusals) or reading.answered[key] != 1):
+        elif held.good and (rejected > owed(key) or reading.answered[key] != 1):
             m.report(P.RECOVERY, subject,
                      f"a pod bound to node {pod.node_id} was answered "
                      f"{reading.answered[key]} times in new and refused {rejected} times: "
@@ -498,12 +530,12 @@ def end(m: Monitor, rv: RMView, call: Call) -> None:
                 and a.uuid not in rv.allocs]
             if kept:
                 m.report(P.RECOVERY, subject, "refused, but the core holds it")
-    for key in reading.refused:
-        if key not in call.rejected_asks:
+    for key in dict.fromkeys(reading.refused):
+        if call.rejected_asks.count(key) < owed(key):
             m.report(P.EXPECTED_REJECTION, f"allocation {key[0]}/{key[1]}",
                      "a pod today's SI does not allow here was not refused")
-    for key in reading.resized:
-        if key in call.rejected_asks:
+    for key in dict.fromkeys(reading.resized):
+        if call.rejected_asks.count(key) > owed(key):
             m.report(P.EXPECTED_REJECTION, f"allocation {key[0]}/{key[1]}",
                      "a running pod resized in place was refused (YuniKorn resizes at any "
                      "cost)")

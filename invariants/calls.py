@@ -70,7 +70,11 @@ class Call:
     """Core-initiated releases the shim confirms in this call (gone from its view)."""
     gone: dict[str, AllocView] = field(default_factory=dict)
     """Allocations this call's request ends (RM releases, decommission, removal)."""
-    previous_asks: dict[tuple[str, str], Any] = field(default_factory=dict)
+    ask_sends: dict[tuple[str, str], list[tuple[str, Any, Any]]] = field(
+        default_factory=dict)
+    """Per key, each ask of the request in order: ``(verdict, before, after)``, the
+    verdict ``"reject"`` (foreseeably refused: changes nothing), ``"take"`` (an unchanged
+    re-send, never refused) or ``"update"``; the shim's ask before and after it."""
     started: list[tuple[AllocView, str]] = field(default_factory=list)
     """Releases the core started in this call, with the reason the shim saw when each came."""
     released_again: set[str] = field(default_factory=set)

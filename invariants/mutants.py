@@ -1069,6 +1069,10 @@ DIALECT: tuple[Mutant, ...] = (
     M("dialect.rollback_not_pending", "today's SI",
       "YUNIKORN-3316: a pod the RM could not bind is pending again and scheduled again",
       releases, "roll_back", "    ledger.add_pending(app, again)\n", ""),
+    M("dialect.resent_key_node_unchecked", "today's SI",
+      "YuniKorn partition.go UpdateAllocation: a pod naming a node that does not exist is "
+      "refused, even for a key that runs", dialect.TodayRequests, "_bound_pod",
+      "    if placed and pod.node_id not in p.nodes:", "    if False:"),
     M("dialect.change_detail_lost", "today's SI",
       "2858f4d EventRecord.eventChangeDetail: an event carries what exactly changed",
       dialect, "change_detail", '    if not text.endswith(")"):', "    if True:"),

@@ -233,7 +233,8 @@ class TodayRequests:
         """A running pod sent again: the same size changes nothing, another resizes it.
 
         Only the size is read, as YuniKorn reads only it for a known key
-        (``partition.go`` UpdateAllocation); the node it names is not a move.
+        (``partition.go`` UpdateAllocation); the node it names is not a move, once
+        :meth:`_bound_pod` has found it known.
         """
         size = pod.resource_per_alloc.as_dict()
         if res.equal(alloc.resource, size):
@@ -254,6 +255,13 @@ class TodayRequests:
                          f"is not tagged {today.FOREIGN_TAG}")
             return
         placed = self._live(p, pod.application_id, pod.allocation_key)
+        if placed and pod.node_id not in p.nodes:
+            # YuniKorn looks the node up before the key: a known key on an unknown node is
+            # refused, not read as an update (partition.go UpdateAllocation).
+            self._reject(pod.application_id, pod.allocation_key,
+                         f"node {pod.node_id} is not known in partition {p.name}: allocation "
+                         f"{pod.allocation_key} runs on node {placed[0].node.id}")
+            return
         if placed:
             self._resent(p, pod, placed[0])
             return

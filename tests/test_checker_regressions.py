@@ -29,6 +29,11 @@ the one the design asks for:
   (behaviour 2.6, YuniKorn's ``TestRequiredNodeCancelNonDSReservations``);
   ``preemption.outcome`` (P8) required the first ask to still hold a
   reservation at the end of the call.
+- ``recovery-one-key-twice-in-one-request``: one request of today's SI bound a
+  placeholder to a node and, in a second entry of the same key, named an unknown
+  node with another size; the core recovered the first and refused the second, as
+  YuniKorn's UpdateAllocation does (entries in order, the node looked up first), but
+  ``protocol.recovery`` read the second entry over the first.
 - ``priority-order-reservation-made-and-dropped``: a reservation made and
   cancelled inside one ``schedule()`` closed a node for part of the call;
   ``priority.order`` judged the call as if the node had been open throughout.
@@ -55,6 +60,7 @@ def test_the_regression_traces_are_there() -> None:
         "preemption-reservation-taken-by-required-node-ask",
         "preemption-updated-ask-preempts-again",
         "priority-order-reservation-made-and-dropped",
+        "recovery-one-key-twice-in-one-request",
     ]
 
 

@@ -131,3 +131,72 @@ def test_releasing_everything_confirms_every_ask_before_the_application_ends() -
                        "release-everything-after-a-timeout.jsonl")
     result = replay.run(trace)
     assert result.violation is None and result.steps == len(trace.steps)
+
+
+def test_one_key_twice_in_one_request_is_judged_in_order() -> None:
+    """Each entry of a key sent twice in one request is read against what the entries
+    before it left (YuniKorn's processAllocations loop): a pod recovered by the first and
+    named on an unknown node by the second is refused once, resized by a third; a
+    placeholder keeps its size; a pending key sent twice is one ask, the second."""
+    world = World(0.0)
+    steps = _steps()
+    for step in steps[:3]:
+        assert world.run(step) == []
+    world.run(Step("update_node", request=t.NodeRequest(rm_id=RM, nodes=[t.NodeInfo(
+        node_id="n2", action=t.NodeAction.CREATE,
+        schedulable_resource=si.Resource.of(memory=100, vcore=8000))])))
+    gang = si.AddApplicationRequest(application_id="gang", queue_name="root.a",
+                                    ugi=si.UserGroupInformation(user="u"),
+                                    placeholder_ask=si.Resource.of(memory=40, vcore=4000))
+    assert world.run(Step("update_application", request=si.ApplicationRequest(
+        rm_id=RM, new=[gang]))) == []
+
+    def pod(key: str, memory: int, node: str = "", app: str = "app-1", **more: object
+            ) -> t.Allocation:
+        return t.Allocation(allocation_key=key, application_id=app, node_id=node,
+                            resource_per_alloc=si.Resource.of(memory=memory, vcore=1000),
+                            **more)
+
+    placeholder = {"placeholder": True, "task_group_name": "tg"}
+    assert world.run(Step("update_allocation", request=t.AllocationRequest(
+        rm_id=RM, allocations=[
+            pod("pod-1", 60, "n1"), pod("pod-1", 30, "n9"), pod("pod-1", 30, "n2"),
+            pod("ph-1", 20, "n2", "gang", **placeholder),
+            pod("ph-1", 10, "n9", "gang", **placeholder),
+            pod("ph-1", 10, "n2", "gang", **placeholder),
+            pod("ask-1", 500), pod("ask-1", 400)]))) == []
+    rv = world.shim.rms[RM]
+    assert sorted((a.key, a.node, a.resource["memory"]) for a in rv.allocs.values()) == [
+        ("ph-1", "n2", 20), ("pod-1", "n1", 30)]
+    assert rv.asks[("app-1", "ask-1")].resource["memory"] == 400
+    assert world.run(Step.schedule()) == []
+
+
+def test_one_key_twice_in_one_seed_request_is_judged_in_order() -> None:
+    """The seed's ``asks`` with one key twice: the second updates the first (``003`` "ask
+    add"); refused, it leaves the first in place, not the state before the request."""
+    world = World(0.0)
+    gang = si.AddApplicationRequest(application_id="gang", queue_name="root.a",
+                                    ugi=si.UserGroupInformation(user="u"),
+                                    placeholder_ask=si.Resource.of(memory=20, vcore=2000))
+    for step in [
+        Step("register_resource_manager", request=si.RegisterResourceManagerRequest(
+            rm_id=RM, config=CONFIG), extra={bridge.REGISTERS: "seed"}),
+        Step("update_node", request=si.NodeRequest(rm_id=RM, nodes=[si.NodeInfo(
+            node_id="n1", action=si.NodeAction.CREATE,
+            schedulable_resource=si.Resource.of(memory=100, vcore=8000))])),
+        Step("update_application", request=si.ApplicationRequest(rm_id=RM, new=[gang]))]:
+        assert world.run(step) == []
+
+    def ask(memory: int, timeout: int = 0) -> si.AllocationAsk:
+        return si.AllocationAsk(
+            allocation_key="ph", application_id="gang", max_allocations=1,
+            resource_ask=si.Resource.of(memory=memory, vcore=1000), task_group_name="tg",
+            placeholder=True, execution_timeout_milli_seconds=timeout)
+
+    # The second is over the placeholderAsk, the third has a negative timeout: refused.
+    assert world.run(Step("update_allocation", request=si.AllocationRequest(
+        rm_id=RM, asks=[ask(10), ask(30), ask(5, timeout=-1)]))) == []
+    assert world.shim.rms[RM].asks[("gang", "ph")].resource["memory"] == 10
+    assert world.run(Step.schedule()) == []
+    assert [a.key for a in world.shim.rms[RM].allocs.values()] == ["ph"]

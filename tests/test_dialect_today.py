@@ -347,6 +347,36 @@ def test_a_running_pod_sent_again_with_other_resources_is_resized_in_place() -> 
     env.check()
 
 
+def test_one_key_twice_in_one_request_is_read_in_order() -> None:
+    """Entries of one request are processed in order, a key already there being an update
+    of its allocation: a node that is not known refuses the entry, a known other node is
+    no move, another size resizes it; a pending key sent twice is one ask, updated.
+    Mirrors YuniKorn's ``TestUpdateAllocation`` and ``TestUpdateAllocationWithAsk``
+    (apache/yunikorn-core be3bb48 pkg/scheduler/partition_test.go)."""
+    env = Today()
+    env.nodes(create("node-1"), create("node-2"))
+    env.app("app-1")
+    env.app("gang", placeholder_ask=40)
+    env.pods(pod("pod-1", memory=60, node="node-1"),
+             pod("pod-1", memory=30, node="node-9"),     # node unknown: refused
+             pod("pod-1", memory=30, node="node-2"),     # a resize, not a move
+             pod("ph-1", app="gang", memory=20, node="node-2", placeholder=True,
+                 task_group_name="tg"),
+             pod("ph-1", app="gang", memory=10, node="node-2", placeholder=True,
+                 task_group_name="tg"),                  # a placeholder keeps its size
+             pod("ask-1", memory=500), pod("ask-1", memory=400))
+    assert [(a.allocation_key, a.node_id, a.resource_per_alloc.as_dict()["memory"])
+            for a in env.shim.allocations] == [("pod-1", "node-1", 30), ("ph-1", "node-2", 20)]
+    rejected = env.shim.rejected_allocations
+    assert [r.allocation_key for r in rejected] == ["pod-1", "ph-1"]
+    assert "node node-9 is not known" in rejected[0].reason
+    assert "keeps its task group's size" in rejected[1].reason
+    assert env.node("node-1")["allocated"] == {"memory": 30, "vcore": 1}
+    assert env.node("node-2")["allocated"] == {"memory": 20, "vcore": 1}
+    assert env.application("app-1")["pending"] == {"memory": 400, "vcore": 1}
+    env.check()
+
+
 def test_a_pod_being_released_can_not_be_resized() -> None:
     env = Today()
     env.nodes(create("node-1"))

@@ -191,9 +191,10 @@ def stray_node_action(g: Gen) -> Iterator[Step]:
 @rule(0.3)
 def stray_recovery(g: Gen) -> Iterator[Step]:
     """A node joining with an existing allocation the core can not attach: one the RM says
-    is on another node, or of an application it does not run (never sent, or ended). The
-    node is refused and nothing is recovered (``001`` "Application recovery": applications
-    first, then each node with its own allocations)."""
+    is on another node (sometimes a pod it runs, on a node that does not exist), or of an
+    application it does not run (never sent, or ended). The node is refused and nothing is
+    recovered (``001`` "Application recovery": applications first, then each node with its
+    own allocations)."""
     rv = g.rv
     if rv is None:
         return
@@ -215,11 +216,18 @@ def stray_recovery(g: Gen) -> Iterator[Step]:
     if app_id is None or (kind == "other_node" and not others):
         return
     node_id = g.new_id("node-")
+    key = g.new_id("stray-key-")
+    elsewhere = g.pick(others) if kind == "other_node" else node_id
+    running = sorted(a.key for a in rv.allocs.values() if a.app == app_id)
+    if kind == "other_node" and running and g.next_id % 2 == 0:
+        # A pod the RM runs reported again on a node that does not exist (read off the
+        # id counter, so the rule's random stream stays what it was): in today's SI an
+        # update of a running key the core must refuse (YuniKorn looks the node up first).
+        key, elsewhere = running[g.next_id % len(running)], f"gone-{node_id}"
     alloc = si.Allocation(
-        allocation_key=g.new_id("stray-key-"), application_id=app_id,
+        allocation_key=key, application_id=app_id,
         uuid=g.new_id("stray-uuid-"), partition_name=partition,
-        node_id=g.pick(others) if kind == "other_node" else node_id,
-        resource_per_alloc=si.Resource.of(memory=5, vcore=CORE))
+        node_id=elsewhere, resource_per_alloc=si.Resource.of(memory=5, vcore=CORE))
     joined = joining(g, node_id, partition, si.Resource.of(memory=20, vcore=2 * CORE),
                      existing_allocations=[alloc])
     yield replace(joined, extra={"bad": kind})
