@@ -348,7 +348,8 @@ class _Canon:
         for due, kind, target, live in view.timers(self.world.api):
             if not live:
                 continue
-            name = self.uuids.get(target.uuid, "?") if kind == "execution" else target.id
+            name = self.uuids.get(target.uuid, "?") if kind == "execution" else \
+                target.name if kind == "queues" else target.id
             out.append([self._offset(due), kind, name])
         return out
 
