@@ -132,8 +132,8 @@ def _quota_of(part: model.PartitionModel | None, made: dict[str, model.Created],
               q: Any) -> tuple[Mapping[str, int] | None, int]:
     """A queue's max and maxapplications as the checker reads them: a configured queue's
     from the configuration, a leaf a placement rule created from the childtemplate it was
-    created under (none: no quota); only a queue the configuration no longer has (draining)
-    is taken at the core's word."""
+    created under and its applications' namespace tags (none: no quota); only a queue the
+    configuration no longer has (draining) is taken at the core's word."""
     configured = part.queues.get(path) if part is not None else None
     if configured is not None:
         return configured.max, configured.max_applications
@@ -141,8 +141,8 @@ def _quota_of(part: model.PartitionModel | None, made: dict[str, model.Created],
     if created is not None:
         # By the shim's record alone (a reload that configures the queue drops it), not
         # the core's managed flag.
-        t = created.template
-        return (t.max, t.max_applications) if t is not None else (None, 0)
+        queue = model.created_queue(path, created)
+        return queue.max, queue.max_applications
     return q.max, q.max_applications
 
 

@@ -52,6 +52,8 @@ class Call:
     app_answers: Counter[str] = field(default_factory=Counter)
     accepted_apps: list[str] = field(default_factory=list)
     rejected_apps: list[str] = field(default_factory=list)
+    settle: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    """(partition, paths): created queues whose settings to judge once the call ends."""
     removed_apps: list[str] = field(default_factory=list)
     node_answers: Counter[str] = field(default_factory=Counter)
     accepted_nodes: list[str] = field(default_factory=list)

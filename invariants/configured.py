@@ -122,47 +122,89 @@ def _differences(q: view.Queue, max_: Mapping[str, int] | None,
 
 def created_settings(m: Monitor, core: view.PartitionState,
                      made: Mapping[str, model.Created], paths: tuple[str, ...]) -> None:
-    """The queues a placement rule just created have what the shim's record of their
-    creation says: a leaf its parent's childtemplate (max, guaranteed, maxapplications,
-    properties) and nothing else, a parent nothing of its own."""
+    """The queues a placement rule created have what the shim's record of them says: a
+    leaf its parent's childtemplate (max, guaranteed, maxapplications, properties) and
+    nothing else, but for what the namespace tags of the applications that entered it set
+    (the last to give each), a parent nothing of its own."""
     for path in paths:
         q, record = core.queues.get(path), made.get(path)
         if q is None or record is None:
             continue
-        t = record.template
+        want = model.created_queue(path, record)
         policy = model.policy_of(record.properties)
-        given = (t.max, t.guaranteed, t.max_applications) if t is not None else (None, None, 0)
-        for problem in _differences(q, *given, policy, "its template gives"):
+        source = "its template gives" if record.tagged is None and not record.tagged_apps \
+            else "its template and its applications' namespace tags give"
+        for problem in _differences(q, want.max, want.guaranteed, want.max_applications,
+                                    policy, source):
             m.report(P.CONFIG_APPLIED, f"queue {core.name}/{path} (created)", problem)
 
 
-def unconfigured_gone(m: Monitor, rv: RMView) -> None:
-    """A queue the configuration does not have (one a placement rule created, or one a
-    reload removed) exists only while an application the shim runs is in it or below it:
-    once empty it goes (004 'Configurations & Semantics'; YuniKorn removes empty dynamic
-    and draining queues). A partition the configuration removed is not judged: it goes as
-    a whole once empty."""
+CLEAN_INTERVAL = 10.0
+"""YuniKorn's queue cleanup period (apache/yunikorn-core be3bb48
+pkg/scheduler/partition_manager.go ``DefaultCleanRootInterval``), the checker's own copy."""
+
+
+def unconfigured_gone(m: Monitor, rv: RMView, call: Call) -> None:
+    """A queue the configuration does not have exists only while it is kept for something.
+
+    One a placement rule created goes as soon as no application the shim runs is in it or
+    below it (004 'Configurations & Semantics'; YuniKorn removes empty dynamic queues). One
+    a reload removed is ``Draining`` until it goes; it goes only in a scheduling call (the
+    partition's periodic cleanup runs on the clock: a reload or a request never removes
+    it), and by the first scheduling call :data:`CLEAN_INTERVAL` seconds after the shim
+    last held an application in or below it (YuniKorn ``MarkQueueForRemoval``,
+    ``cleanQueues`` every 10 s). A partition the configuration removed is not judged: it
+    goes as a whole once empty."""
     if rv.paused or rv.stopped:
         return
     held: dict[str, set[str]] = {}
     for app in rv.apps.values():
         if app.live and app.path:
             held.setdefault(app.partition, set()).add(app.path)
+    scheduling = call.step.call == "schedule"
     for p in view.partitions(m.api):
         if p.rm_id != rv.rm_id:
             continue
         part = rv.config.partition(p.name)
         if part is None:
+            rv.removed_queues.pop(p.name, None)
             continue  # a removed partition's queues go with it, once it is empty
         configured = part.queues
+        made = rv.created.get(p.name, {})
         paths = held.get(p.name, set())
+        before_p, before = rv.removed_queues.get(p.name, (None, {}))
+        if before_p is not p:
+            before = {}
+        now: dict[str, float] = {}
         for path, queue in p.queues.items():
             if queue.parent is None or path in configured:
                 continue
-            if not any(a == path or a.startswith(path + ".") for a in paths):
+            holds = any(a == path or a.startswith(path + ".") for a in paths)
+            if path in made:
+                if not holds:
+                    m.report(P.CONFIG_APPLIED, f"queue {p.name}/{path}",
+                             f"created by a placement rule ({queue.state}) and holding no "
+                             "application the shim runs, yet not removed")
+                continue
+            if queue.state != "Draining":
                 m.report(P.CONFIG_APPLIED, f"queue {p.name}/{path}",
-                         f"not configured ({queue.state}) and holding no application the "
-                         "shim runs, yet not removed")
+                         f"removed by a reload, yet {queue.state}, not Draining")
+            since = -1.0 if holds else before.get(path, -1.0)
+            if since < 0 and not holds:
+                since = call.now
+            now[path] = since
+            if scheduling and since >= 0 and call.now >= since + CLEAN_INTERVAL:
+                m.report(P.CONFIG_APPLIED, f"queue {p.name}/{path}",
+                         f"removed by a reload and empty since {since:g}, yet still there "
+                         f"at {call.now:g}: the cleanup every {CLEAN_INTERVAL:g} s should "
+                         "have removed it")
+        if not scheduling:
+            for path in before:
+                if path not in p.queues and path not in configured and path not in made:
+                    m.report(P.CONFIG_APPLIED, f"queue {p.name}/{path}",
+                             f"removed by a reload, and gone in a {call.step.call} call: "
+                             "only the periodic cleanup, in a scheduling call, removes it")
+        rv.removed_queues[p.name] = (p, now)
 
 
 def queue_lookup(m: Monitor, rm_id: str, partition: str,

@@ -418,6 +418,34 @@ def _queue_removed(rec: StepRecord) -> bool:
     return any(hasattr(o, "path") for o in rec.moved("object", "Draining", "Stopped"))
 
 
+@goal("queue.removed_empty_by_reload", "A reload removed a queue holding nothing: it stayed "
+      "Draining after the reload, for the periodic cleanup to remove (YuniKorn cleanQueues).")
+def _removed_empty(rec: StepRecord) -> bool:
+    return rec.step.call == "update_configuration" and any(
+        hasattr(o, "path") and not o.apps and not o.children and o.state == "Draining"
+        for o in rec.moved("object", "Active", "Draining"))
+
+
+@goal("queue.cleaned_periodically", "The periodic cleanup removed a queue a reload drained, "
+      "in a scheduling call after the queue emptied.")
+def _cleaned(rec: StepRecord) -> bool:
+    return rec.step.call == "schedule" and any(
+        hasattr(o, "path") for o in rec.moved("object", "Draining", "Stopped"))
+
+
+@goal("queue.namespace_quota", "An application's namespace quota tags set the limits of the "
+      "leaf a placement rule created (YuniKorn AddApplication).")
+def _namespace_quota(rec: StepRecord) -> bool:
+    return bool(rec.state.get("namespace_quota"))
+
+
+@goal("queue.namespace_quota_unread", "An application entered a leaf a placement rule "
+      "created with namespace quota tags that read as unset (malformed, negative, zero, the "
+      "legacy form): accepted, the leaf's limits unchanged.")
+def _namespace_quota_unread(rec: StepRecord) -> bool:
+    return bool(rec.state.get("namespace_quota_unread"))
+
+
 @goal("queue.parent_removed_by_reload", "A reload removed a parent queue: it and the "
       "configured queues below it drained.")
 def _parent_removed(rec: StepRecord) -> bool:

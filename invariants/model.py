@@ -16,11 +16,14 @@ the ``submitacl`` or ``adminacl`` of the leaf or any ancestor; a queue ``max``
 limits only the types it names; placement rules are tried in order, a rule
 whose queue is draining or refuses the user fails, and ``root.default`` takes
 what no rule places; queue names are case-insensitive (every path is read in
-lower case, configured or asked for).
+lower case, configured or asked for); an application entering an unmanaged
+leaf sets that leaf's max, guarantee and maxapplications from its namespace
+tags when they read (:func:`namespace_quota`).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -68,12 +71,101 @@ class Created:
     template: Template | None
     hands_down: Template | None = None
     leaf: bool = True
+    tagged: tuple[Mapping[str, int] | None, Mapping[str, int] | None] | None = None
+    """Max and guarantee the last application whose namespace tags gave either set (both
+    replace the template's), None while none did."""
+    tagged_apps: int = 0
+    """maxapplications the last application whose tags gave one set (0: the template's)."""
+
+    def entered(self, quota: NamespaceQuota) -> Created:
+        """The record once an application with these namespace tags entered the leaf."""
+        out = self
+        if quota.max_applications:
+            out = replace(out, tagged_apps=quota.max_applications)
+        if quota.max is not None or quota.guaranteed is not None:
+            out = replace(out, tagged=(quota.max, quota.guaranteed))
+        return out
 
     @property
     def properties(self) -> dict[str, str]:
         """What the queue has: its template's properties, or none."""
         t = self.template
         return dict(t.properties) if t is not None else {}
+
+
+@dataclass(frozen=True)
+class NamespaceQuota:
+    """The namespace tags of one application as YuniKorn reads them (None, 0: unset)."""
+
+    max: Mapping[str, int] | None
+    guaranteed: Mapping[str, int] | None
+    max_applications: int
+
+
+NS_TAGS = ("namespace.resourcequota", "namespace.resourceguaranteed",
+           "namespace.resourcemaxapps")
+"""The SI's ``AppTagNamespaceResource{Quota,Guaranteed,MaxApps}`` (apache/yunikorn-scheduler-
+interface 2858f4d lib/go/common/constants.go)."""
+
+
+def namespace_quota(tags: Mapping[str, str]) -> NamespaceQuota:
+    """YuniKorn's reading (apache/yunikorn-core be3bb48 pkg/scheduler/objects/application.go
+    ``GetTag``, ``getResourceFromTags``, ``getUint64Tag``): a tag's name in any case, the
+    first the shim sent; a resource is ``si.Resource`` JSON decoded as Go does, kept only
+    with a quantity above zero and none below; the count is Go's ``ParseUint`` base 10."""
+    def value(name: str) -> str:
+        for key in tags:
+            if key.lower() == name:
+                return tags[key]
+        return ""
+
+    quota, guaranteed, apps = (value(n) for n in NS_TAGS)
+    count = int(apps) if re.fullmatch(r"[0-9]+", apps) else 0
+    return NamespaceQuota(_si_resource(quota), _si_resource(guaranteed),
+                          count if count < 2 ** 64 else 0)
+
+
+class _NotGo(ValueError):
+    """JSON Go's ``encoding/json`` would refuse for an ``si.Resource``."""
+
+
+def _si_resource(text: str) -> Mapping[str, int] | None:
+    def strict(token: str) -> int:
+        raise _NotGo(token)
+
+    try:
+        doc = json.loads(text, object_pairs_hook=lambda pairs: ("obj", pairs),
+                         parse_float=strict, parse_constant=strict) if text else None
+        found: dict[str, int] = {}
+        if doc is not None:
+            for key, val in _pairs(doc):
+                if key.lower() == "resources":
+                    found = {} if val is None else {**found, **{
+                        name: _go_quantity(q) for name, q in _pairs(val)}}
+    except (ValueError, RecursionError):
+        return None
+    values = list(found.values())
+    if min(values, default=0) < 0 or max(values, default=0) <= 0:
+        return None
+    return found
+
+
+def _pairs(doc: object) -> list[tuple[str, object]]:
+    if not (isinstance(doc, tuple) and doc[0] == "obj"):
+        raise _NotGo("an object is needed")
+    pairs: list[tuple[str, object]] = doc[1]
+    return pairs
+
+
+def _go_quantity(doc: object) -> int:
+    """``{"value": n}``; a null quantity is refused (YuniKorn would panic on it)."""
+    got = 0
+    for key, val in _pairs(doc):
+        if key.lower() == "value" and val is not None:
+            if type(val) is not int or not -(2 ** 63) <= val < 2 ** 63:
+                raise _NotGo("value")
+            got = val
+    return got
 
 
 def template_from(own: Template | None, parent: Template | None) -> Template | None:
@@ -118,9 +210,11 @@ def created_queue(path: str, record: Created) -> QueueModel:
     properties as its own (nothing inherited, YUNIKORN-809), a parent has nothing."""
     t = record.template
     props = dict(t.properties) if t is not None else {}
-    return QueueModel(path, record.leaf, t.max if t else None, t.guaranteed if t else None,
-                      t.max_applications if t else 0, props, None, None, record.hands_down,
-                      own=props, created=True)
+    mx, guaranteed = record.tagged if record.tagged is not None else (
+        t.max if t else None, t.guaranteed if t else None)
+    apps = record.tagged_apps or (t.max_applications if t else 0)
+    return QueueModel(path, record.leaf, mx, guaranteed, apps, props, None, None,
+                      record.hands_down, own=props, created=True)
 
 
 def queue_at(part: PartitionModel, made: Mapping[str, Created], path: str

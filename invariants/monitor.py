@@ -405,7 +405,8 @@ class ModelShim:
         preemption.reservations_made(self, rv, call)
         self._told_agrees(rv)
         limits.groups_agree(self, rv)
-        configured.unconfigured_gone(self, rv)
+        requests.settle_created(self, rv, call)
+        configured.unconfigured_gone(self, rv, call)
 
     def _told_agrees(self, rv: RMView) -> None:
         """What the shim was told is what the core holds: every application's state, every

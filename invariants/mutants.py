@@ -390,7 +390,7 @@ MUTANTS: tuple[Mutant, ...] = (
       "    if inactive is not None:", "    if False:"),
     M("queues.removed_while_holding_apps", "queues",
       "003 'Update and Remove partition': a removed queue goes only once empty",
-      queues, "cleanup", "and not queue.apps \\\n", "\\\n"),
+      queues, "clean_drained", "and _empty(queue) \\\n", "and not queue.children \\\n"),
     M("queues.configured_again_stays_draining", "queues",
       "003 'Update and Remove partition': a queue configured again is active again",
       queues, "_apply_queue", '        p.core.fire(queue, "start", p.rm_id)', "        pass"),
@@ -950,8 +950,8 @@ MUTANTS: tuple[Mutant, ...] = (
       "        if queue.state == \"Active\" and queue.managed and not queue.apps:\n"),
     M("queues.created_never_removed", "queues",
       "YuniKorn: a queue a placement rule created is removed once it holds nothing",
-      queues, "cleanup", '(queue.state == "Draining" or not queue.managed)',
-      '(queue.state == "Draining")'),
+      queues, "cleanup",
+      "if not queue.managed and _empty(queue) and queue.parent is not None:", "if False:"),
     M("queues.finished_application_kept_in_queue", "queues",
       "003 'Operations to add/remove app' (3.2, remove app from scheduler): a finished "
       "application leaves its queue, which may then go", apps, "finish",
@@ -1113,6 +1113,36 @@ RESERVING: tuple[Mutant, ...] = (
 )
 """Cores that break how YuniKorn makes reservations: when, and how many on one node."""
 MUTANTS = (*MUTANTS, *RESERVING)
+DRAIN_AND_TAGS: tuple[Mutant, ...] = (
+    M("queues.removed_empty_at_once", "queues",
+      "YuniKorn MarkQueueForRemoval, cleanQueues: a queue a reload removes drains, empty or "
+      "not, and only the periodic cleanup removes it",
+      queues, "cleanup",
+      "if not queue.managed and _empty(queue) and queue.parent is not None:",
+      'if (not queue.managed or queue.state == "Draining") and _empty(queue) '
+      "and queue.parent is not None:"),
+    M("queues.cleanup_never_runs", "queues",
+      "YuniKorn cleanQueues (every 10 s): a drained, empty queue is removed by the next "
+      "cleanup", queues, "clean_drained",
+      "if token != p.cleanup_token or not p.cleanup_armed:", "if True:"),
+    M("apps.namespace_tags_ignored", "queues",
+      "YuniKorn AddApplication: an application's namespace quota tags set the limits of the "
+      "unmanaged leaf it enters", apps, "apply_namespace_quota",
+      "if queue.managed or queue.path == RECOVERY_QUEUE or not quota.is_set:",
+      "if True:"),
+    M("apps.namespace_quota_keeps_guarantee", "queues",
+      "YuniKorn SetResources: a namespace quota without a guarantee clears the leaf's "
+      "guarantee (the template's included)", apps, "apply_namespace_quota",
+      "queue.guaranteed = dict(quota.guaranteed) if quota.guaranteed is not None else None",
+      "queue.guaranteed = dict(quota.guaranteed) if quota.guaranteed is not None else "
+      "queue.guaranteed"),
+    M("apps.gang_check_ignores_namespace_quota", "queues",
+      "YuniKorn AddApplication: the namespace tags are set before the gang check, which so "
+      "holds the placeholders to the tags' max", apps, "check_submission",
+      "            if quota.sets_resources:\n", "            if False:\n"),
+)
+"""Cores that break how a queue a reload removes goes, and what namespace tags set."""
+MUTANTS = (*MUTANTS, *DRAIN_AND_TAGS)
 
 
 LITERAL: tuple[Mutant, ...] = (

@@ -76,6 +76,9 @@ def facts(part: model.PartitionModel | None, queue: Queue) -> Facts | None:
     template = created_from(part, queue)
     policy = model.policy_of(template.properties if template is not None else {})
     guaranteed = template.guaranteed if template is not None else None
+    record = part.made.get(queue.path)
+    if record is not None:  # its applications' namespace tags may have replaced it
+        guaranteed = model.created_queue(queue.path, record).guaranteed
     if queue.path not in part.made and (
             policy != queue.sort_policy or dict(guaranteed or {}) != dict(queue.guaranteed or {})):
         # Without the shim's record of its creation, a queue that differs may have been

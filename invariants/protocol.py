@@ -224,10 +224,14 @@ CONFIG_APPLIED = check(
     "active, is a leaf or parent as configured, and has the configured max, guaranteed, "
     "maxapplications and effective sort policy; a refused configuration changes nothing; "
     "a queue a placement rule creates has what its parent's childtemplate and its "
-    "configured ancestors give it; a queue the configuration does not have is gone once "
-    "no application the shim runs is in or below it.",
+    "configured ancestors give it, and its application's namespace tags (quota, "
+    "guaranteed, max applications) when they read; a created queue is gone once no "
+    "application the shim runs is in or below it; a queue a reload removed is Draining, "
+    "leaves only in a scheduling call, and is gone by the first one 10 s after it "
+    "emptied (the periodic cleanup).",
     "004 'Configurations & Semantics'; 003 'Update and Remove partition'; "
-    "Scheduler.update_configuration(); YuniKorn childtemplate and dynamic queues",
+    "Scheduler.update_configuration(); YuniKorn childtemplate and dynamic queues, "
+    "namespace quota tags (partition.go AddApplication), partition_manager.go cleanQueues",
     "A quota or policy the administrator set is not the one the core enforces, or a queue "
     "outlives what it was made or kept for.",
 )

@@ -12,6 +12,7 @@ returns, and undoes what a rejection took back.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from scheduler import si
@@ -101,7 +102,7 @@ def _admission(m: Monitor, rv: RMView, rm_id: str, add: si.AddApplicationRequest
         return None, "gang style"
     ph = add.placeholder_ask.as_dict() if add.placeholder_ask else {}
     if qty.positive(ph) and not model.force_created(add.tags):
-        policy, maxes = _gang_rules(pm, core, anchor, placed, made)
+        policy, maxes = _gang_rules(pm, core, anchor, placed, made, add.tags)
         if policy == "fair":
             return None, "gang in a fair queue"
         if any(not qty.within(ph, mx) for mx in maxes):
@@ -110,14 +111,24 @@ def _admission(m: Monitor, rv: RMView, rm_id: str, add: si.AddApplicationRequest
 
 
 def _gang_rules(pm: model.PartitionModel, core: Any, anchor: str, placed: model.Placed,
-                made: dict[str, model.Created]) -> tuple[str, list[dict[str, int]]]:
-    """The sort policy and the maxes a gang is admitted against (created leaf included)."""
+                made: dict[str, model.Created], tags: Mapping[str, str]
+                ) -> tuple[str, list[dict[str, int]]]:
+    """The sort policy and the maxes a gang is admitted against (created leaf included:
+    when the application's namespace tags give a max or a guarantee and its leaf is
+    unmanaged, the tags' max is the leaf's, as YuniKorn sets them before its gang check)."""
+    quota = model.namespace_quota(tags)
+    unmanaged = placed.path != model.RECOVERY_QUEUE and placed.path not in pm.queues and (
+        bool(placed.create) or placed.path in made or core.queues.get(placed.path) is None)
+    tagged = unmanaged and (quota.max is not None or quota.guaranteed is not None)
     parts = anchor.split(".")
     maxes = []
     for depth in range(len(parts), 0, -1):
-        q = core.queues.get(".".join(parts[:depth]))
-        if q is not None and q.max:
+        path = ".".join(parts[:depth])
+        q = core.queues.get(path)
+        if q is not None and q.max and not (tagged and path == placed.path):
             maxes.append(dict(q.max))
+    if tagged and quota.max is not None:
+        maxes.append(dict(quota.max))
 
     def held(path: str) -> bool:
         return path in pm.queues or core.queues.get(path) is not None
@@ -154,9 +165,18 @@ def _gang_rules(pm: model.PartitionModel, core: Any, anchor: str, placed: model.
     template = model.handed_down(pm, made, nearest_held(creator))
     if template is None:
         return model.policy_of({}), maxes
-    if template.max:
+    if template.max and not tagged:
         maxes.append(dict(template.max))
     return model.policy_of(template.properties), maxes
+
+
+def settle_created(m: Monitor, rv: RMView, call: Call) -> None:
+    """The queues the call's applications created or entered have what the shim's records
+    say, judged once every application of the call entered (a later one's tags win)."""
+    for partition, paths in call.settle:
+        core = m.core_partition(call.rm_id, partition)
+        if core is not None:
+            created_settings(m, core, rv.created.get(partition or "default", {}), paths)
 
 
 def end_apps(m: Monitor, rv: RMView, call: Call) -> None:
@@ -201,15 +221,21 @@ def accepted(m: Monitor, rv: RMView, call: Call, add: si.AddApplicationRequest,
     rv.finished.pop(app_id, None)
     for k in [k for k in rv.asks if k[0] == app_id]:
         del rv.asks[k]
+    made = rv.created.setdefault(add.partition_name or "default", {})
     if placed is not None and placed.create and part is not None:
-        made = rv.created.setdefault(add.partition_name or "default", {})
         for i, created in enumerate(placed.create):
             made[created] = model.created_record(part, created, i == len(placed.create) - 1,
                                                  made)
+    settle = list(placed.create) if placed is not None else []
+    record = made.get(path) if placed is not None else None
+    if record is not None and record.leaf and path != model.RECOVERY_QUEUE:
+        # YuniKorn (partition.go AddApplication): an application entering an unmanaged
+        # leaf sets its namespace tags on it, every time one enters.
+        made[path] = record.entered(model.namespace_quota(add.tags))
+        settle.append(path)
+    if settle:
+        call.settle.append((add.partition_name, tuple(dict.fromkeys(settle))))
     core = m.core_partition(call.rm_id, add.partition_name)
-    if placed is not None and placed.create and core is not None:
-        created_settings(m, core, rv.created.get(add.partition_name or "default", {}),
-                         placed.create)
     app = core.apps.get(app_id) if core is not None else None
     if placed is not None and (app is None or app.queue is None
                                or app.queue.path != placed.path):

@@ -227,7 +227,8 @@ MAP: tuple[Entry, ...] = (
     E(C, "Update and Remove partition", "Partitions and queues removed from the "
       "configuration drain, then are removed once empty.",
       ("lifecycle.legal", "protocol.config_applied", "partition.removed_by_reload",
-       "queue.removed_by_reload", "queue.parent_removed_by_reload")),
+       "queue.removed_by_reload", "queue.parent_removed_by_reload",
+       "queue.removed_empty_by_reload", "queue.cleaned_periodically")),
     E(C, "Allocations", "Allocation and accounting change in one step: no in-flight "
       "allocation, nothing counted twice or lost.",
       ("accounting.application", "accounting.queue", "accounting.node",
@@ -260,7 +261,8 @@ MAP: tuple[Entry, ...] = (
     E(D, "Configurations & Semantics", "Queue hierarchy, ACLs and capacities of the "
       "configuration are what the core enforces; capacity is not set on root.",
       ("protocol.config_applied", "protocol.admission", "quota.queue_max",
-       "protocol.quota_on_path", "config.reload_refused")),
+       "protocol.quota_on_path", "config.reload_refused", "queue.namespace_quota",
+       "queue.namespace_quota_unread")),
     E(D, "Configurations & Semantics", "maxapplications limits the applications running on "
       "every queue of the path.", ("protocol.quota_on_path", "quota.maxapplications_held")),
     E(D, "Flow of events (Job Remove, Scheduling Request remove)", "A removed application "

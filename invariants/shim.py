@@ -198,6 +198,9 @@ class RMView:
     created: dict[str, dict[str, model.Created]] = field(default_factory=dict)
     """Per partition, the queues a placement rule created for an application the core
     accepted, as the configuration read when each was created."""
+    removed_queues: dict[str, tuple[Any, dict[str, float]]] = field(default_factory=dict)
+    """Per partition: the core's partition object and, for each queue a reload removed
+    that the core still holds, when the shim last saw it empty (-1: not empty)."""
     foreign: dict[tuple[str, str], tuple[str, dict[str, int]]] = field(default_factory=dict)
     """Pods the scheduler does not manage (today's SI ``foreign``): (partition, key) ->
     (node, resource). A node's occupied resource is the sum of its own."""

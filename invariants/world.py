@@ -352,6 +352,8 @@ class World:
         if step.call == "update_application" and self._template_inherited(record):
             record.state["template_inherited"] = True
         if step.call == "update_application":
+            record.state.update(dict.fromkeys(self._namespace_quota(record), True))
+        if step.call == "update_application":
             placed = [app.placed for r in record.of("update_application") for a in r.accepted
                       for rv in self.shim.rms.values()
                       if (app := rv.apps.get(a.application_id)) is not None and app.placed]
@@ -365,6 +367,28 @@ class World:
             self.coverage.transition(t)
         self.coverage.observe(record)
         self._transitions = []
+
+    def _namespace_quota(self, record: StepRecord) -> list[str]:
+        """``namespace_quota`` when an application accepted in this step set its readable
+        namespace tags on the unmanaged leaf it entered (by the shim's records), and
+        ``namespace_quota_unread`` when one entered such a leaf with tags that read as
+        unset."""
+        out = []
+        for r in record.of("update_application"):
+            for a in r.accepted:
+                for rv in self.shim.rms.values():
+                    app = rv.apps.get(a.application_id)
+                    made = rv.created.get(app.partition, {}) if app is not None else {}
+                    if app is None or app.path not in made:
+                        continue
+                    tags = app.submitted.get().tags
+                    quota = model.namespace_quota(tags)
+                    if quota.max is not None or quota.guaranteed is not None \
+                            or quota.max_applications:
+                        out.append("namespace_quota")
+                    elif any(k.lower() in model.NS_TAGS for k in tags):
+                        out.append("namespace_quota_unread")
+        return out
 
     def _template_inherited(self, record: StepRecord) -> bool:
         """A leaf a placement rule created in this step below a parent it also created (now

@@ -110,13 +110,14 @@ class Env:
         partition: str = "default",
         rm_id: str | None = None,
         placeholder_ask: si.Resource | None = None,
+        tags: dict[str, str] | None = None,
     ) -> None:
         self.api.update_application(si.ApplicationRequest(
             rm_id=rm_id or self.rm,
             new=[si.AddApplicationRequest(
                 application_id=app_id, queue_name=queue, partition_name=partition,
                 ugi=si.UserGroupInformation(user=user, groups=list(groups)),
-                placeholder_ask=placeholder_ask)]))
+                placeholder_ask=placeholder_ask, tags=tags or {})]))
 
     def remove_app(self, app_id: str) -> None:
         self.api.update_application(si.ApplicationRequest(

@@ -467,7 +467,8 @@ def test_a_removed_leaf_holding_an_application_takes_no_new_one(broken: bool) ->
     """A reload removes ``root.gone`` while its application runs: the checker reads it as
     draining from the configurations it saw, not from the core's queue state, so a core
     that keeps it active (``queues.removed_leaf_with_apps_stays_active``) and admits a
-    second application there is caught at that submission."""
+    second application there is caught at that submission (and, since the periodic queue
+    cleanup came, at the reload already: a removed queue must show ``Draining``)."""
     world = World()
 
     def submit(app_id: str) -> Step:
@@ -479,8 +480,10 @@ def test_a_removed_leaf_holding_an_application_takes_no_new_one(broken: bool) ->
             else contextlib.nullcontext():
         for step in (Step("register_resource_manager", si.RegisterResourceManagerRequest(
                 rm_id="rm", policy_group="q",
-                config=_LEAF_CONFIG % "          - name: gone\n")), submit("a1"), reload):
+                config=_LEAF_CONFIG % "          - name: gone\n")), submit("a1")):
             assert world.run(step) == []
+        at_reload = [v.invariant for v in world.run(reload)]
+        assert at_reload == (["protocol.config_applied"] if broken else [])
         problems = world.run(submit("a2"))
     if not broken:
         assert problems == []
@@ -488,7 +491,8 @@ def test_a_removed_leaf_holding_an_application_takes_no_new_one(broken: bool) ->
                     if kind == "update_application" for r in msg.rejected]
         assert rejected == ["a2"]
         return
-    assert [v.invariant for v in problems] == ["protocol.admission"]
+    # The admission, and the queue still Active after the reload (it should drain).
+    assert [v.invariant for v in problems] == ["protocol.admission", "protocol.config_applied"]
 
 
 _TWO_PARTITIONS = _DEFAULT_ROOT + "%s"

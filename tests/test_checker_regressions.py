@@ -34,6 +34,11 @@ the one the design asks for:
   node with another size; the core recovered the first and refused the second, as
   YuniKorn's UpdateAllocation does (entries in order, the node looked up first), but
   ``protocol.recovery`` read the second entry over the first.
+- ``quota-guarantee-tag-clears-template-max``: a gang enters a leaf a placement rule
+  creates with a ``namespace.resourceguaranteed`` tag and no quota tag; as YuniKorn's
+  ``SetResources`` does, the guarantee replaces both, clearing the template's max, and
+  the placeholders are allocated past it; ``protocol.quota_on_path`` read the created
+  leaf's max from its template alone.
 - ``priority-order-reservation-made-and-dropped``: a reservation made and
   cancelled inside one ``schedule()`` closed a node for part of the call;
   ``priority.order`` judged the call as if the node had been open throughout.
@@ -60,6 +65,7 @@ def test_the_regression_traces_are_there() -> None:
         "preemption-reservation-taken-by-required-node-ask",
         "preemption-updated-ask-preempts-again",
         "priority-order-reservation-made-and-dropped",
+        "quota-guarantee-tag-clears-template-max",
         "recovery-one-key-twice-in-one-request",
     ]
 

@@ -401,6 +401,10 @@ partitions:
     e.clock.advance(31)
     e.api.schedule()
     assert e.apps()["A"]["state"] == "Completed"
+    assert e.queues()["root.b"]["state"] == "Draining"   # empty: the cleanup takes it
+    e.assert_invariants()
+    e.clock.advance(10)
+    e.api.schedule()
     assert "root.b" not in e.queues()
     e.assert_invariants()
 
@@ -506,6 +510,11 @@ partitions:
         queues:
           - name: p
 """)
+    # The removed child drains until the periodic cleanup takes it (partition_manager.go
+    # cleanQueues); then its parent is the leaf the configuration says.
+    assert e.queues()["root.p.c"]["state"] == "Draining"
+    e.clock.advance(10)
+    e.api.schedule()
     qs = e.queues()
     assert "root.p.c" not in qs
     assert qs["root.p"]["parent"] is False
@@ -626,6 +635,9 @@ partitions:
     assert e.apps()["B"]["state"] == "Rejected"
     e.assert_invariants()
     e.remove_app("A")
+    assert set(e.queues()) == {"root", "root.p"}          # draining, empty: the cleanup
+    e.clock.advance(10)
+    e.api.schedule()
     assert set(e.queues()) == {"root"}
     e.assert_invariants()
 

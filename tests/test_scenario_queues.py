@@ -241,6 +241,8 @@ def test_draining_queue_removed_when_its_last_app_goes() -> None:
     env.update_config(config("- name: a"))
     assert env.queue("root.b") is not None
     env.remove_app("app-1")
+    assert env.queue("root.b")["state"] == "Draining"     # empty: the cleanup takes it
+    env.advance(10)
     assert env.queue("root.b") is None
     assert [q["path"] for q in env.partition()["queues"]] == ["root", "root.a"]
 
@@ -257,13 +259,37 @@ def test_draining_queue_removed_when_its_last_app_completes() -> None:
     assert env.queue("root.b")["state"] == "Draining"
     env.advance(30)
     assert env.app_state("app-1") == "Completed"
+    assert env.queue("root.b")["state"] == "Draining"
+    env.advance(10)
     assert env.queue("root.b") is None
 
 
-def test_empty_queue_removed_from_config_disappears() -> None:
+def test_empty_queue_removed_from_config_drains_until_the_periodic_cleanup() -> None:
+    """YuniKorn ``TestUpdateQueues`` (the removed ``root.default`` is still there, draining)
+    and ``TestCleanQueues`` (the partition manager's ``cleanQueues`` removes it): an empty
+    queue a reload removes is ``Draining`` until the cleanup, every 10 s, takes it, and
+    takes no application meanwhile."""
     env = Env()
     env.update_config(config("- name: a"))
+    assert env.queue("root.b")["state"] == "Draining"
+    env.add_app("app-1", "root.b")
+    assert env.shim.accepted_apps == []
+    assert env.advance(9.5) == 0
+    assert env.queue("root.b")["state"] == "Draining"
+    env.advance(0.5)
     assert env.queue("root.b") is None
+    env.advance(60)                                    # nothing waits: nothing changes
+    assert [q["path"] for q in env.partition()["queues"]] == ["root", "root.a"]
+
+
+def test_removed_queue_configured_again_before_the_cleanup_stays() -> None:
+    """YuniKorn ``objectState`` Start: a draining queue configured again is active again,
+    and the cleanup that was due leaves it alone."""
+    env = Env()
+    env.update_config(config("- name: a"))
+    env.update_config(config("- name: a\n- name: b"))
+    env.advance(10)
+    assert env.queue("root.b")["state"] == "Active"
 
 
 def test_readding_draining_queue_makes_it_active() -> None:
@@ -342,6 +368,8 @@ def test_removed_parent_queue_drains_with_its_children() -> None:
     assert env.queue("root.p")["state"] == "Draining"
     assert env.queue("root.p.x")["state"] == "Draining"
     env.remove_app("app-1")
+    assert env.queue("root.p.x")["state"] == "Draining"
+    env.advance(10)                   # children first: the parent goes in the same run
     assert env.queue("root.p") is None and env.queue("root.p.x") is None
 
 

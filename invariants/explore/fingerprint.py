@@ -40,6 +40,7 @@ import xxhash
 from scheduler.preemption import ATTEMPT_INTERVAL, DEFAULT_DELAY
 
 from .. import view
+from ..configured import CLEAN_INTERVAL
 from ..shim import COMPLETING_TIMEOUT, RETENTION
 from ..world import World
 
@@ -137,7 +138,7 @@ SHIM_FIELDS: dict[str, dict[str, str]] = {
     "RMView": {
         "rm_id": "v", "config": "v", "paused": "v", "paused_at": "age", "stopped": "v",
         "apps": "v", "asks": "v", "nodes": "v", "allocs": "v", "finished": "age",
-        "created": "v", "foreign": "v",
+        "created": "v", "foreign": "v", "removed_queues": "age",
         "partitions": "skip: the core's partition objects last seen (the core's are read)",
     },
 }
@@ -356,7 +357,8 @@ class _Canon:
         for due, kind, target, live in view.timers(self.world.api):
             if not live:
                 continue
-            name = self.uuids.get(target.uuid, "?") if kind == "execution" else target.id
+            name = self.uuids.get(target.uuid, "?") if kind == "execution" else \
+                target.name if kind == "queues" else target.id
             out.append([self._offset(due), kind, name])
         return out
 
@@ -393,10 +395,15 @@ class _Canon:
                 self._age(rv.paused_at, HORIZON) if rv.paused else 0,
                 xxhash.xxh3_64_intdigest(rv.config.text.encode()), apps, asks, nodes,
                 sorted(allocs), finished,
-                sorted([part, path, c.leaf, _template(c.template), _template(c.hands_down)]
+                sorted([part, path, c.leaf, _template(c.template), _template(c.hands_down),
+                        None if c.tagged is None else [_plain_map(m) for m in c.tagged],
+                        c.tagged_apps]
                        for part, made in rv.created.items() for path, c in made.items()),
                 sorted([part, key, node, _plain(size)]
-                       for (part, key), (node, size) in rv.foreign.items())]
+                       for (part, key), (node, size) in rv.foreign.items()),
+                sorted([part, path, -1.0 if t < 0 else self._age(t, CLEAN_INTERVAL)]
+                       for part, (_p, empty) in rv.removed_queues.items()
+                       for path, t in empty.items())]
 
 
 def _template(t: Any) -> Any:
@@ -406,6 +413,10 @@ def _template(t: Any) -> Any:
     return [None if t.max is None else dict(t.max),
             None if t.guaranteed is None else dict(t.guaranteed),
             t.max_applications, dict(t.properties)]
+
+
+def _plain_map(m: Any) -> Any:
+    return None if m is None else dict(m)
 
 
 def _plain(value: Any) -> Any:

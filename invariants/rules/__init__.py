@@ -208,6 +208,10 @@ class Gen:
     """Whether a preemption story ends with a preemption every victim's guarantee refuses
     (``work._refusal_ending``): a stream of its own, so the others' draws stay."""
 
+    quotas: random.Random = field(init=False)
+    """The namespace quota tags a submission carries (``work._namespace_tags``): a stream of
+    its own, so the others' draws stay."""
+
     dialects: random.Random = field(init=False)
     """Which SI each registration speaks (a stream of its own: a case whose registrations
     all speak the seed's draws everything else as it did before today's SI came)."""
@@ -241,6 +245,7 @@ class Gen:
         self.gang_victims = random.Random(f"gang-victims-{self.scenario.seed}")
         self.refusals = random.Random(f"refusals-{self.scenario.seed}")
         self.speech = random.Random(f"speech-{self.scenario.seed}")
+        self.quotas = random.Random(f"quotas-{self.scenario.seed}")
 
     # -- helpers ---------------------------------------------------------------
     @property

@@ -43,7 +43,41 @@ def _submission(g: Gen, app_id: str, **gang: Any) -> si.AddApplicationRequest:
     return si.AddApplicationRequest(
         application_id=app_id, queue_name=queue_name,
         partition_name=partition, ugi=si.UserGroupInformation(user=user, groups=list(groups)),
-        tags={"namespace": namespace}, **gang)
+        tags={"namespace": namespace, **_namespace_tags(g, bool(gang))}, **gang)
+
+
+def _quota(**quantities: int) -> str:
+    inner = ",".join(f'"{k}":{{"value":{v}}}' for k, v in quantities.items())
+    return f'{{"resources":{{{inner}}}}}'
+
+
+QUOTA_VALUES = (_quota(memory=30), _quota(memory=60, vcore=4000), _quota(memory=20),
+                '{"memory": 40}', "{not json", _quota(memory=-5), _quota(memory=0),
+                '{"resources":{"memory":{"value":2.5}}}', '{"resources":{"memory":null}}')
+"""What a shim may send as a namespace quota or guarantee: readable ones, and the kinds
+YuniKorn reads as unset (the legacy form, malformed JSON, negative, zero, a float, null)."""
+MAX_APPS_VALUES = ("1", "2", "0", "-1", "many", "+2")
+
+
+def _namespace_tags(g: Gen, gang: bool = False) -> dict[str, str]:
+    """The namespace quota tags a Kubernetes shim copies from the application's namespace
+    (YuniKorn ``namespace.resourcequota``, ``namespace.resourceguaranteed``,
+    ``namespace.resourcemaxapps``), on about one submission in four, a name sometimes in
+    another case. A gang's carry a readable quota more often: its placeholders are held
+    to the quota's max before it is accepted."""
+    r = g.quotas
+    if r.random() >= (0.6 if gang else 0.25):
+        return {}
+    tags: dict[str, str] = {}
+    if r.random() < 0.7:
+        small = gang and r.random() < 0.7
+        tags["namespace.resourcequota" if r.random() < 0.8 else "Namespace.ResourceQuota"] = \
+            r.choice(QUOTA_VALUES[:3] if small else QUOTA_VALUES)
+    if r.random() < 0.4:
+        tags["namespace.resourceguaranteed"] = r.choice(QUOTA_VALUES)
+    if r.random() < 0.4:
+        tags["namespace.resourcemaxapps"] = r.choice(MAX_APPS_VALUES)
+    return tags
 
 
 def _add(g: Gen, *requests: si.AddApplicationRequest, **extra: Any) -> Step:

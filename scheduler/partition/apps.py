@@ -14,8 +14,8 @@ from .. import policies, si, ugm
 from .. import resources as res
 from ..config import sort_policy
 from ..objects import Application, Queue
-from ..placement import Placement, QueueInfo, place, qualify
-from . import appstate, asks, ledger, queues
+from ..placement import RECOVERY_QUEUE, Placement, QueueInfo, place, qualify
+from . import appstate, asks, ledger, nsquota, queues
 from .state import PartitionState
 
 TT = si.TerminationType
@@ -60,6 +60,7 @@ def add_application(p: PartitionState, req: si.AddApplicationRequest) -> None:
     if isinstance(placement, Placement) and placement.create:
         queues.create(p, placement.create)
     queue = p.queues[path]
+    apply_namespace_quota(queue, nsquota.read(req.tags))
     app.queue = queue
     app.admission = ("", ()) if force_created(req.tags) else (queue.sort_policy, tuple(
         (q.path, dict(q.max)) for q in queue.ancestry() if q.max is not None))
@@ -71,6 +72,21 @@ def add_application(p: PartitionState, req: si.AddApplicationRequest) -> None:
     p.core.outbox(p.rm_id).app_accepted(app_id)
     p.core.event(p.rm_id, ET.APP, app_id, f"application {app_id} added to queue {path}",
                  si.EventChangeType.ADD)
+
+
+def apply_namespace_quota(queue: Queue, quota: nsquota.NamespaceQuota) -> None:
+    """An application's namespace tags set the limits of the unmanaged leaf it enters, every
+    time one enters (apache/yunikorn-core be3bb48 pkg/scheduler/partition.go
+    ``AddApplication``); configured queues and the recovery queue keep theirs."""
+    if queue.managed or queue.path == RECOVERY_QUEUE or not quota.is_set:
+        return
+    if quota.max_applications:
+        queue.max_applications = quota.max_applications
+    if quota.sets_resources:
+        queue.max = dict(quota.max) if quota.max is not None else None
+        queue.guaranteed = dict(quota.guaranteed) if quota.guaranteed is not None else None
+        ledger.refresh_quota_flag(queue, "max lowered by an application's namespace quota")
+    policies.queue_changed(queue)
 
 
 def refused_outright(req: si.AddApplicationRequest) -> str:
@@ -132,6 +148,15 @@ def check_submission(
             policy = sort_policy(template.properties if template is not None else {})
             if template is not None and template.resources.max:
                 limits.insert(0, (path, dict(template.resources.max)))
+        if path != RECOVERY_QUEUE and (placement.create or not queue.managed):
+            # YuniKorn applies the namespace tags before its gang check, which so sees the
+            # leaf's max they set (partition.go AddApplication); here they are applied only
+            # once the application is accepted, so a rejection changes nothing.
+            quota = nsquota.read(req.tags)
+            if quota.sets_resources:
+                limits = [(w, mx) for w, mx in limits if w != path]
+                if quota.max is not None:
+                    limits.insert(0, (path, quota.max))
         if policy == "fair":
             return (f"queue {path} sorts applications fair; gang applications need "
                     "fifo or stateaware (001 'Handling queue with a FAIR sort policy')")

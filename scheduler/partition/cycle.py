@@ -24,6 +24,7 @@ from . import (
     gang,
     ledger,
     preemption,
+    queues,
     required_node,
     reservations,
 )
@@ -184,6 +185,10 @@ def on_timer(p: PartitionState, kind: str, target: Any, token: int) -> None:
     A timer whose target is no longer this partition's object (removed,
     replaced by a resync) or whose token moved on is ignored.
     """
+    if kind == "queues":
+        if target is p:
+            queues.clean_drained(p, token)
+        return
     if kind == "execution":
         alloc: Allocation = target
         if alloc.timer_token == token and alloc.state == "Allocated" \

@@ -2,11 +2,12 @@
 
 ``004`` "Configurations & Semantics" gives the hierarchy; ``003`` "Update and
 Remove partition" the reload: queues no longer configured drain (no new
-applications) and go once empty; a queue configured again while draining is
-active again. Queues a placement rule creates are unmanaged: configuration
-updates leave them alone and they go once empty. Queues are kept under their
-lower-case name (YuniKorn: names are case-insensitive), whatever case the
-configuration writes them in.
+applications) and the periodic cleanup removes them once empty (YuniKorn's
+partition manager, every :data:`CLEAN_INTERVAL` seconds); a queue configured
+again while draining is active again. Queues a placement rule creates are
+unmanaged: configuration updates leave them alone and they go once empty. Queues
+are kept under their lower-case name (YuniKorn: names are case-insensitive),
+whatever case the configuration writes them in.
 """
 
 from __future__ import annotations
@@ -41,8 +42,16 @@ def apply_config(p: PartitionState, config: PartitionConfig, initial: bool = Fal
     p.limited = any(q.limits is not None for q in p.queues.values())
 
 
+CLEAN_INTERVAL = 10.0
+"""Seconds between two runs of the queue cleanup (apache/yunikorn-core be3bb48
+pkg/scheduler/partition_manager.go ``DefaultCleanRootInterval``)."""
+
+
 def _drain_unconfigured(p: PartitionState, seen: set[str]) -> None:
-    """Queues no longer configured drain (and lose their limits); empty ones go."""
+    """Queues no longer configured drain (and lose their limits), empty ones included: the
+    periodic cleanup removes them (apache/yunikorn-core be3bb48
+    pkg/scheduler/objects/queue.go ``MarkQueueForRemoval``, partition_manager.go
+    ``cleanQueues``), so a shim sees a removed queue ``Draining`` until it goes."""
     for path in [path for path in p.queues if path not in seen]:
         queue = p.queues[path]
         if queue.managed:
@@ -50,7 +59,11 @@ def _drain_unconfigured(p: PartitionState, seen: set[str]) -> None:
         if queue.state == "Active" and queue.managed:
             p.core.fire(queue, "remove", p.rm_id)
     cleanup(p)
-    # A parent whose children all went becomes the leaf the configuration says.
+    _settle_leaves(p)
+
+
+def _settle_leaves(p: PartitionState) -> None:
+    """A parent whose children all went becomes the leaf the configuration says."""
     for path, leaf in p.configured_leaf.items():
         q = p.queues.get(path)
         if q is not None and q.is_leaf != leaf and not q.children and not q.apps:
@@ -164,16 +177,56 @@ def create(p: PartitionState, paths: tuple[str, ...]) -> None:
                      f"queue {path} created by a placement rule", si.EventChangeType.ADD)
 
 
+def _empty(queue: Queue) -> bool:
+    """YuniKorn ``IsEmpty``: a leaf without applications, a parent without children."""
+    return not queue.apps and not queue.children
+
+
+def _remove(p: PartitionState, path: str) -> None:
+    queue = p.queues[path]
+    assert queue.parent is not None
+    p.core.fire(queue, "stop", p.rm_id)
+    del p.queues[path]
+    queue.parent.children.pop(queue.name, None)
+    policies.queue_changed(queue)
+
+
 def cleanup(p: PartitionState) -> None:
-    """Remove draining and unmanaged queues that hold nothing any more (deepest first)."""
+    """Remove the unmanaged queues that hold nothing any more (deepest first), and arm the
+    periodic cleanup when a removed queue waits, empty, to go."""
     for path in sorted(p.queues, key=lambda path: -path.count(".")):
         queue = p.queues[path]
-        if (queue.state == "Draining" or not queue.managed) and not queue.apps \
-                and not queue.children and queue.parent is not None:
-            p.core.fire(queue, "stop", p.rm_id)
-            del p.queues[path]
-            queue.parent.children.pop(queue.name, None)
-            policies.queue_changed(queue)
+        if not queue.managed and _empty(queue) and queue.parent is not None:
+            _remove(p, path)
+    waiting = any(q.state == "Draining" and _empty(q) and q.parent is not None
+                  for q in p.queues.values())
+    if waiting and not p.cleanup_armed:
+        p.cleanup_armed = True
+        p.core.schedule_timer(CLEAN_INTERVAL, "queues", p, p.cleanup_token, (p.rm_id, p.name))
+    elif not waiting and p.cleanup_armed:
+        p.cleanup_armed = False
+        p.cleanup_token += 1
+
+
+def clean_drained(p: PartitionState, token: int) -> None:
+    """The periodic cleanup (apache/yunikorn-core be3bb48 pkg/scheduler/partition_manager.go
+    ``cleanQueues``): children first, every draining or unmanaged queue that is empty goes,
+    so a parent emptied by its children's removal goes in the same run.
+
+    It runs only while a queue waits (:func:`cleanup` arms it), so a removed queue goes
+    within :data:`CLEAN_INTERVAL` of emptying and an idle partition sets no timer.
+    """
+    if token != p.cleanup_token or not p.cleanup_armed:
+        return
+    p.cleanup_armed = False
+    p.cleanup_token += 1
+    for path in sorted(p.queues, key=lambda path: -path.count(".")):
+        queue = p.queues[path]
+        if (queue.state == "Draining" or not queue.managed) and _empty(queue) \
+                and queue.parent is not None:
+            _remove(p, path)
+    _settle_leaves(p)
+    cleanup(p)
 
 
 def stop(p: PartitionState) -> None:
@@ -201,3 +254,4 @@ def drain(p: PartitionState) -> None:
         for queue in p.queues.values():
             if queue.state == "Active" and queue.managed:
                 p.core.fire(queue, "remove", p.rm_id)
+        cleanup(p)

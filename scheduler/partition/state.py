@@ -62,6 +62,10 @@ class PartitionState:
         self.placement_rules: list[PlacementRuleConfig] = []
         # Per path: whether the configuration makes the queue a leaf (reloads).
         self.configured_leaf: dict[str, bool] = {}
+        # The periodic queue cleanup (``queues.clean_drained``): armed while a removed queue
+        # waits, empty, to go; a token move cancels the pending timer.
+        self.cleanup_armed = False
+        self.cleanup_token = 0
         # Per scheduling call: what can not succeed again before the call ends.
         self.failed: set[tuple[str, str]] = set()
         self.failed_shapes = res.ShapeMemo()
