@@ -6,18 +6,19 @@ import math
 
 from invariants.mutants import applied, by_name
 from invariants.runner import Options, search
+from invariants.selftest import EXAMPLES
 from invariants.shorten import alphabet, shorten
 from invariants.shrink import fails, shrink
 from scheduler import si
 from scheduler.trace import Step
 
 CORE = "priority.apps_by_policy_only"
-"""Caught at case 14 of seed 1 by ``priority.order`` (``docs/checker.md``)."""
+"""Caught early at seed 1 by ``priority.order`` (``docs/checker.md``)."""
 
 
 def test_a_padded_counterexample_is_cut_to_a_shorter_one_that_still_fails() -> None:
     with applied(by_name(CORE)):
-        failure = search(Options(seed=1, seconds=math.inf, examples=14)).failure
+        failure = search(Options(seed=1, seconds=math.inf, examples=EXAMPLES)).failure
         assert failure is not None
         steps = shrink(failure, 60).steps
         last = max(i for i, s in enumerate(steps) if s.call == "schedule")
@@ -43,7 +44,7 @@ def test_the_alphabet_is_the_distinct_steps_after_the_registration_in_first_use_
 
 def test_a_trace_too_short_to_shorten_is_returned_as_it_is() -> None:
     with applied(by_name(CORE)):
-        failure = search(Options(seed=1, seconds=math.inf, examples=14)).failure
+        failure = search(Options(seed=1, seconds=math.inf, examples=EXAMPLES)).failure
         assert failure is not None
         short = shorten(failure, failure.steps[:2])
         assert not short.shorter and short.exhausted and short.steps == failure.steps[:2]
