@@ -398,7 +398,7 @@ if __name__ == "__main__":
     sys.stdout.write(run_scenario())
 
 
-ZERO_PRIORITY_SHA256 = "d2d284bad3bd8a707c4d43e9d6af28977dc0e84ed19dddf77a7bf4f0e2767f61"
+ZERO_PRIORITY_SHA256 = "cdb28aebdeacd05b8565544262f7b0ce02a3c70d97c50bf7ad16c1f623fb80ba"
 """The scenario with every ask at priority 0, as the core answered it before priority
 scheduling (issue 12; computed on ``main`` after the interop merge, 20091c8). Issue 13
 (preemption) changed only the dumps: every queue gained ``preempting`` and every allocation
@@ -407,8 +407,9 @@ Queues tied on usage then going by more pending first (YuniKorn's ``sortQueues..
 ``objects/sorters.go``) changed decisions once more: root.b, pending more than root.a while
 neither used anything, now takes the first node before it; nothing else differs but the
 uuids' counters and the events' order that follow from it. Issue 32 (a8ebe6e2 before it)
+added the one FAILED 'waiting for cluster resources' the reserved ask ``huge`` is told, and
 took the real ask of a started placeholder swap off the pending totals (``app-g1`` and its
-queue path, in the three dumps taken during a swap); with that undone the text is byte for
+queue path, in the three dumps taken during a swap); with those undone the text is byte for
 byte the earlier one."""
 
 

@@ -156,7 +156,13 @@ def predicates(p: PartitionState, ask: Ask, node: Node, allocate: bool) -> bool:
 def set_scheduling_state(
     p: PartitionState, ask: Ask, state: si.SchedulingState, reason: str
 ) -> None:
-    """Report an ask's container scheduling state to the RM when it changes (``002``)."""
+    """Report an ask's container scheduling state to the RM when it changes (``002``).
+
+    RESERVED and FAILED say a node search found no room: the ask may now wait for the
+    cluster to grow (``waiting``)."""
+    if (state is SS.RESERVED or state is SS.FAILED) and not ask.searched:
+        ask.searched = True
+        p.searched[(ask.app.id, ask.key)] = ask
     if ask.last_scheduling_state == state:
         return
     ask.last_scheduling_state = state

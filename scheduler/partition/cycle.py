@@ -26,6 +26,7 @@ from . import (
     preemption,
     required_node,
     reservations,
+    waiting,
 )
 from .state import PartitionState
 
@@ -52,6 +53,7 @@ def schedule(p: PartitionState) -> int:
         while True:
             step = try_allocate(p, p.root)
             if step == NOTHING:
+                waiting.after_cycle(p)
                 return count
             if step == ALLOCATED:
                 count += 1
@@ -182,8 +184,11 @@ def on_timer(p: PartitionState, kind: str, target: Any, token: int) -> None:
     """A due timer of this partition (fired by the scheduler inside ``schedule()``).
 
     A timer whose target is no longer this partition's object (removed,
-    replaced by a resync) or whose token moved on is ignored.
+    replaced by a resync) or whose token moved on is ignored. The inspection of
+    waiting asks runs at the end of the cycle that follows (``waiting``).
     """
+    if kind == "inspect":
+        return
     if kind == "execution":
         alloc: Allocation = target
         if alloc.timer_token == token and alloc.state == "Allocated" \
