@@ -140,3 +140,25 @@ def test_an_ask_sent_again_is_told_again() -> None:
     env.schedule()
     env.advance(1.0)
     assert told(env) == [("app-1", "big"), ("app-1", "big")]
+
+
+def test_a_real_ask_with_a_placeholder_left_to_swap_with_is_not_told() -> None:
+    """``application_test.go`` TestGetOutstandingRequests_AskReplaceable: a real ask of a
+    task group that still has a placeholder (held or asked for) waits for the swap, not
+    for the cluster; the placeholder ask itself is told like any ask."""
+    env = Env()
+    env.add_node("node-1", 30)
+    env.add_app("filler", "root.b")
+    env.ask("filler", "big", 25)
+    env.add_app("app-1", placeholder_ask=si.Resource.of(memory=10))
+    env.ask("app-1", "real", 10, task_group="tg")
+    env.schedule()
+    assert env.sched_states("app-1", "real") == [SS.RESERVED]
+    env.clock.advance(0.5)
+    env.ask("app-1", "ph", 10, placeholder=True, task_group="tg")
+    env.schedule()
+    assert env.sched_states("app-1", "ph") == [SS.RESERVED]  # the real ask gave its node up
+    env.advance(0.5)
+    assert told(env) == [("app-1", "ph")]
+    env.advance(1.0)
+    assert told(env) == [("app-1", "ph")]
