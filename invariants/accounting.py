@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from scheduler import si
 from statemachines.application import LIVE, SCHEDULABLE
 
 from . import quantities as qty
 from .registry import CheckContext, Violation, invariant
 from .shim import REQUIRED_NODE
 from .view import partitions
+
+REPLACED = si.TerminationType.PLACEHOLDER_REPLACED.value
 
 F003 = "003 'Operations to remove allocations and add or remove asks', 'Allocations'"
 
@@ -28,7 +31,8 @@ def _fmt(r: dict[str, int]) -> str:
     "accounting.application",
     "An application's allocated equals the sum of its real allocations, its "
     "placeholder_allocated the sum of its placeholders, and its pending the sum of "
-    "resource x pending repeats over its pending asks.",
+    "resource x pending repeats over its pending asks, less one repeat of each real ask "
+    "a placeholder is being replaced for (YuniKorn allocates it at the match).",
     f"{F003}; 001 'Scheduler storage object changes' (allocatedPlaceholder)",
     "The application's totals drifted from what it holds: quota, sorting and the "
     "shim's view are computed from wrong numbers.",
@@ -38,8 +42,14 @@ def _app_totals(ctx: CheckContext) -> Iterator[Violation]:
         for app in p.apps.values():
             real = qty.total(a.resource for a in app.allocations.values() if not a.placeholder)
             ph = qty.total(a.resource for a in app.allocations.values() if a.placeholder)
-            pending = qty.total(qty.times(k.resource, k.pending_repeats)
-                                for k in app.pending_asks.values())
+            # A placeholder released with PLACEHOLDER_REPLACED names the real ask it makes
+            # room for: that ask's swap started, one of its repeats is taken.
+            swapping = {a.replacing_key for a in app.allocations.values()
+                        if a.placeholder and a.state == "Releasing"
+                        and a.release_type == REPLACED and a.replacing_key}
+            pending = qty.total(
+                qty.times(k.resource, k.pending_repeats - (k.key in swapping))
+                for k in app.pending_asks.values())
             subject = f"application {p.name}/{app.id}"
             for what, have, want in (("allocated", app.allocated, real),
                                      ("placeholder_allocated", app.placeholder_allocated, ph),

@@ -448,6 +448,8 @@ def _read_roll_back(rv: RMView, reading: Reading, key: tuple[str, str], partitio
     ask.allocated -= 1
     ask.sent = now
     ask.preempted = False
+    # The core takes it as a fresh ask: searched and told again if it waits for room.
+    ask.searched = ask.told_waiting = False
     reading.effects = True
     reading.did.add("rollback")
 

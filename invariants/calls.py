@@ -94,5 +94,7 @@ class Call:
     preemptions: list[tuple[str, str, str, frozenset[str]]] = field(default_factory=list)
     """Asks that preempted in this call: (application, ask, required node or "", the
     victims' nodes)."""
+    waiting_told: list[tuple[str, str]] = field(default_factory=list)
+    """Asks told FAILED 'waiting for cluster resources' in this call, in order."""
     today: Reading | None = None
     """For a request in today's SI: what it means beyond its seed reading (``step``)."""

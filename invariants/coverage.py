@@ -230,6 +230,13 @@ def _reservation_waited(rec: StepRecord) -> bool:
     return bool(rec.state.get("waited"))
 
 
+@goal("waiting.told", "An ask no node had room for, within its queue's and its user's "
+      "headroom, was told FAILED once: it waits for the cluster to grow.")
+def _waiting_told(rec: StepRecord) -> bool:
+    return any(s.reason.startswith("waiting for cluster resources")
+               for s in rec.states(si.SchedulingState.FAILED))
+
+
 @goal("quota.skipped", "An ask was skipped because a queue on its path was at its max.")
 def _quota_skipped(rec: StepRecord) -> bool:
     return any("quota" in s.reason for s in rec.states(si.SchedulingState.SKIPPED))

@@ -389,7 +389,8 @@ class ModelShim:
         got = self._receiving(rm_id)
         if got is None:
             return
-        rv, _call = got
+        rv, call = got
+        answers.scheduling_state(self, rv, call, request)
         if request.state == si.SchedulingState.UNKNOWN_SCHEDULING_STATE or \
                 (request.application_id, request.allocation_key) not in rv.asks:
             self.report(P.MESSAGES, f"ask {request.application_id}/{request.allocation_key}",
@@ -445,6 +446,7 @@ class ModelShim:
 
     def _end_schedule(self, rv: RMView, call: Call) -> None:
         answers.timers(self, rv, call)
+        answers.waiting_for_room(self, rv, call)
 
     def _paused_timeouts(self, call: Call) -> None:
         """``002`` "Paused --timeout--> Stopped", when the scheduler has a pause timeout."""

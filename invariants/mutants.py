@@ -49,6 +49,7 @@ from scheduler.partition import (
     reservations,
     state,
     victims,
+    waiting,
 )
 
 
@@ -78,7 +79,21 @@ MUTANTS: tuple[Mutant, ...] = (
       "if not ph.placeholder or ph.task_group != ask.task_group:"),
     M("gang.real_ask_not_parked", "gang",
       "001 step 3: the real ask is parked until the shim confirms the placeholder release",
-      gang, "try_replace", "        ask.parked_on = ph.uuid\n", ""),
+      gang, "try_replace", "        ledger.park(app, ask, ph.uuid)\n", ""),
+    M("waiting.over_headroom_told", "scheduling",
+      "YuniKorn Queue.GetOutstandingRequests: only an ask within its queue's headroom is "
+      "told it waits for the cluster to grow",
+      waiting, "eligible", "or could_replace(app, ask) or not eligibility.headroom(app, ask)",
+      "or could_replace(app, ask)"),
+    M("waiting.never_told", "scheduling",
+      "YuniKorn Scheduler.inspectOutstandingRequests: an ask that waits for the cluster to "
+      "grow is told so within a second",
+      waiting, "after_cycle", "    if due is not None and now >= due:",
+      "    if due is not None and now >= due + 3600:"),
+    M("gang.swap_ask_still_pending", "gang",
+      "YuniKorn Application.tryPlaceholderAllocate: the real ask of a started swap is "
+      "allocated at the match and no longer counts as pending",
+      ledger, "park", "    _shift_pending(app, ask.resource, -1)\n", ""),
     M("gang.placeholder_timeout_never_fires", "gang",
       "001 'Cleanup': pending placeholder asks time out", gang, "placeholder_timeout",
       "    pending_ph = [k for k", "    return\n    pending_ph = [k for k"),

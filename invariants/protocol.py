@@ -207,6 +207,20 @@ TIMERS = check(
     "A timeout never fired, so resources a gang or a finished application held are never "
     "given back.",
 )
+WAITING = check(
+    "protocol.waiting_for_room",
+    "An ask is told FAILED 'waiting for cluster resources' once, in a schedule() call, "
+    "and only while it waits for the cluster to grow: pending, once reported RESERVED or "
+    "FAILED (a node search found no room), with no required node, not swapping in for a "
+    "placeholder nor with a placeholder of its task group left to swap with, its "
+    "application Accepted, Running or Completing and free to start, and one more repeat "
+    "within every max of its queue path and its user's and group's limits. An ask found "
+    "so at the end of schedule() calls a second apart has been told by the later one.",
+    "YuniKorn scheduler.go inspectOutstandingRequests (once a second, SetScaleUpTriggered); "
+    "objects/application.go getOutstandingRequests, canReplace",
+    "A shim's cluster autoscaler never hears of an ask that needs a new node, hears of it "
+    "twice, or scales up for one the queue's max or a limit keeps waiting anyway.",
+)
 RECOVERY = check(
     "protocol.recovery",
     "A node CREATE with existing allocations is all or nothing: when accepted, the core "

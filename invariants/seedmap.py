@@ -307,6 +307,12 @@ MAP: tuple[Entry, ...] = (
       ("protocol.core_releases",),
       "Releases are checked; a rejection of an ask for a limit is not told apart from "
       "other rejections with a reason (protocol.expected_rejection accepts any reason)."),
+    # -- YuniKorn's inspection of outstanding requests (docs/design-notes.md) ------------
+    E(Y, "Outstanding requests (scheduler.go inspectOutstandingRequests)", "Once a second "
+      "every ask a node search found no room for, within its queue's max and its user's "
+      "and group's limits, with no required node and no placeholder to swap with, is told "
+      "FAILED 'waiting for cluster resources' once; no other ask is.",
+      ("protocol.waiting_for_room", "waiting.told")),
     # -- YuniKorn's priority scheduling (not in the seeds; docs/design-notes.md) ----------
     E(Y, "Priority scheduling", "An application's priority is the highest priority of its "
       "asks with pending repeats; a queue's is its applications' or children's highest plus "

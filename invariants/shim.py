@@ -130,6 +130,10 @@ class AskView:
     originator: bool = False
     tags: dict[str, str] = field(default_factory=dict)
     """The ask's tags, which its allocations carry (``002`` Allocation.allocationTags)."""
+    searched: bool = False
+    """It was reported RESERVED or FAILED: a node search found no room for it."""
+    told_waiting: bool = False
+    """It was told it waits for the cluster to grow (once per ask)."""
     preempted: bool = False
     """It triggered a preemption (an ask does so once: YuniKorn's ``preemptionTriggered``,
     which an update, a new ask object here as in YuniKorn v1.5, does not carry over; since
@@ -201,6 +205,9 @@ class RMView:
     removed_queues: dict[str, tuple[Any, dict[str, float]]] = field(default_factory=dict)
     """Per partition: the core's partition object and, for each queue a reload removed
     that the core still holds, when the shim last saw it empty (-1: not empty)."""
+    waiting_since: dict[tuple[str, str], float] = field(default_factory=dict)
+    """Asks found waiting for the cluster to grow at the end of every schedule() call since
+    the time given (``protocol.waiting_for_room``)."""
     foreign: dict[tuple[str, str], tuple[str, dict[str, int]]] = field(default_factory=dict)
     """Pods the scheduler does not manage (today's SI ``foreign``): (partition, key) ->
     (node, resource). A node's occupied resource is the sum of its own."""

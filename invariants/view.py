@@ -77,6 +77,9 @@ def timers(scheduler: Scheduler) -> list[tuple[float, str, Any, bool]]:
         live = False
         if p is not None and t.kind == "queues":
             live = t.target is p and p.cleanup_token == t.token
+        elif p is not None and t.kind == "inspect":
+            # The inspection of asks waiting for the cluster to grow, while armed.
+            live = t.target is p and p.inspect_token == t.token and p.inspect_due is not None
         elif p is not None and t.kind == "execution":
             live = p.allocations.get(t.target.uuid) is t.target and \
                 t.target.timer_token == t.token

@@ -53,11 +53,13 @@ class Ask:
         "priority",
         "required_node",
         "resource",
+        "searched",
         "seq",
         "sort_key",
         "state",
         "tags",
         "task_group",
+        "waiting_told",
     )
 
     def __init__(
@@ -106,6 +108,10 @@ class Ask:
         # The placeholder whose release must be confirmed before this ask can
         # take its place (``001`` "Scheduler logic changes" step 3: parked).
         self.parked_on = ""
+        # Waiting for the cluster to grow (``partition.waiting``): a node search found no
+        # room (reported RESERVED or FAILED), and whether the RM was told it waits.
+        self.searched = False
+        self.waiting_told = False
 
     @property
     def event_id(self) -> str:

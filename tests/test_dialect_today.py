@@ -138,6 +138,25 @@ def test_a_pod_is_an_ask_of_one_allocated_and_heard_back_by_key() -> None:
     env.check()
 
 
+def test_a_pod_waiting_for_the_cluster_to_grow_is_told_failed_once() -> None:
+    """YuniKorn's inspection of outstanding requests (``scheduler.go``
+    inspectOutstandingRequests) tells today's shim FAILED once for a pod no node has room
+    for, the signal its cluster autoscaler scales up on."""
+    env = Today()
+    env.nodes(create("node-1", 10))
+    env.app("app-1")
+    env.pods(pod("big", memory=20))
+    env.api.schedule()
+    for _ in range(3):
+        env.clock.advance(1.0)
+        env.api.schedule()
+    waiting = [s for s in env.shim.scheduling_states
+               if s.reason.startswith("waiting for cluster resources")]
+    assert [(s.allocation_key, s.state.name) for s in waiting] == [("big", "FAILED")]
+    assert isinstance(waiting[0], t.UpdateContainerSchedulingStateRequest)
+    env.check()
+
+
 def test_release_by_key_is_processed_and_confirmed_by_key() -> None:
     env = Today()
     env.nodes(create("node-1"))

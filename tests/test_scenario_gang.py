@@ -392,6 +392,64 @@ def test_replacement_full_flow() -> None:
     assert_clean(env)
 
 
+def test_the_real_ask_of_a_started_swap_is_not_pending() -> None:
+    """The swap allocates the real ask at the match: from then on it counts as pending
+    nowhere (YuniKorn's ``partition_test.go`` TestTryPlaceholderAllocate, with
+    ``application.go`` allocateAsk taking the ask off the application's and queue's
+    pending)."""
+    env = placed_gang(count=2)
+    env.real("g", "real-1", 20)
+    assert env.app("g")["pending"] == mem(20)
+    assert env.queue("root.a")["pending"] == mem(20)
+    assert env.queue("root")["pending"] == mem(20)
+    assert env.schedule() == 0
+    ph1 = env.uuid_of("g", "ph-1")
+    assert env.releases() == [(ph1, TT.PLACEHOLDER_REPLACED)]
+    assert env.app("g")["pending"] == {}
+    assert env.queue("root.a")["pending"] == {}
+    assert env.queue("root")["pending"] == {}
+    assert env.dump_ask("g", "real-1")["state"] == "Pending"
+    assert_clean(env)
+    env.confirm("g", ph1, TT.PLACEHOLDER_REPLACED)
+    assert env.app("g")["pending"] == {}
+    assert env.queue("root")["pending"] == {}
+    assert env.dump_ask("g", "real-1")["state"] == "Allocated"
+    assert_clean(env)
+
+
+def test_a_swap_that_ends_without_its_placeholder_makes_the_ask_pending_again() -> None:
+    """The RM ends the placeholder being replaced with its own release: the swap is off
+    and the real ask counts as pending again until it is placed (YuniKorn's
+    ``partition_test.go`` TestPlaceholderDataWithRemoval: a removed placeholder's real
+    ask is deallocated, ``application.go`` deallocateAsk)."""
+    env = placed_gang(count=1)
+    ph1 = env.uuid_of("g", "ph-1")
+    env.real("g", "real-1", 20)
+    env.schedule()
+    assert env.app("g")["pending"] == {}
+    env.release("g", ph1, TT.STOPPED_BY_RM)
+    assert env.app("g")["pending"] == mem(20)
+    assert env.queue("root.a")["pending"] == mem(20)
+    assert_clean(env)
+    assert env.schedule() == 1
+    assert env.app("g")["pending"] == {}
+    assert_clean(env)
+
+
+def test_releasing_the_real_ask_of_a_started_swap_leaves_nothing_pending() -> None:
+    """The RM withdraws the real ask while its swap waits for the placeholder's
+    confirmation: pending stays empty, never negative."""
+    env = placed_gang(count=1)
+    env.ask("g", "real-1", 20, task_group="tg", repeats=2)
+    env.schedule()
+    assert env.app("g")["pending"] == mem(20)
+    env.release_ask("g", "real-1", TT.STOPPED_BY_RM)
+    assert env.app("g")["pending"] == {}
+    assert env.queue("root.a")["pending"] == {}
+    assert env.queue("root")["pending"] == {}
+    assert_clean(env)
+
+
 def test_replacement_moves_to_another_node_when_the_placeholder_node_filled_up() -> None:
     env = placed_gang((("node-1", 20),), count=1)
     env.add_node("node-2", 50)

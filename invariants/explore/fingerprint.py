@@ -57,8 +57,8 @@ FIELDS: dict[str, dict[str, str]] = {
         "parked_on": "uuid", "pending_repeats": "v", "placeholder": "v",
         "preempt_checked": "preemption", "preempt_other": "v", "preempt_self": "v",
         "preempted": "v", "priority": "v", "required_node": "v",
-        "resource": "v", "seq": "seq", "sort_key": "skip", "state": "v", "tags": "v",
-        "task_group": "v",
+        "resource": "v", "searched": "v", "seq": "seq", "sort_key": "skip", "state": "v",
+        "tags": "v", "task_group": "v", "waiting_told": "v",
     },
     "Allocation": {
         "app": "skip", "ask_key": "v", "created": "clock", "fallback": "v", "node": "node",
@@ -126,6 +126,7 @@ SHIM_FIELDS: dict[str, dict[str, str]] = {
         "task_group": "v", "timeout_ms": "v", "allocated": "v", "priority": "v",
         "recovered": "v", "sent": "age", "may_preempt": "v", "may_be_victim": "v",
         "required_node": "v", "originator": "v", "tags": "v", "preempted": "v",
+        "searched": "v", "told_waiting": "v",
     },
     "NodeView": {"id": "node", "partition": "v", "capacity": "v", "occupied": "v",
                  "state": "v"},
@@ -138,7 +139,7 @@ SHIM_FIELDS: dict[str, dict[str, str]] = {
     "RMView": {
         "rm_id": "v", "config": "v", "paused": "v", "paused_at": "age", "stopped": "v",
         "apps": "v", "asks": "v", "nodes": "v", "allocs": "v", "finished": "age",
-        "created": "v", "foreign": "v", "removed_queues": "age",
+        "created": "v", "foreign": "v", "removed_queues": "age", "waiting_since": "age",
         "partitions": "skip: the core's partition objects last seen (the core's are read)",
     },
 }
@@ -358,7 +359,7 @@ class _Canon:
             if not live:
                 continue
             name = self.uuids.get(target.uuid, "?") if kind == "execution" else \
-                target.name if kind == "queues" else target.id
+                target.name if kind in ("queues", "inspect") else target.id
             out.append([self._offset(due), kind, name])
         return out
 
@@ -376,7 +377,8 @@ class _Canon:
                  self._age(k.sent, self.delay_cap) if k.may_preempt and not k.preempted
                  else None, self._waited(k.sent) if k.pending > 0
                  else None, k.priority, k.recovered, k.may_preempt, k.may_be_victim,
-                 k.required_node, k.originator, k.tags] for _, k in sorted(rv.asks.items())]
+                 k.required_node, k.originator, k.tags, k.searched, k.told_waiting]
+                for _, k in sorted(rv.asks.items())]
         nodes = sorted([self.nodes.get(n.id, "?"), n.state, _plain(n.capacity),
                         _plain(n.occupied), n.partition] for n in rv.nodes.values())
         allocs = []
@@ -403,7 +405,8 @@ class _Canon:
                        for (part, key), (node, size) in rv.foreign.items()),
                 sorted([part, path, -1.0 if t < 0 else self._age(t, CLEAN_INTERVAL)]
                        for part, (_p, empty) in rv.removed_queues.items()
-                       for path, t in empty.items())]
+                       for path, t in empty.items()),
+                sorted([*key, self._age(t, 1.0)] for key, t in rv.waiting_since.items())]
 
 
 def _template(t: Any) -> Any:

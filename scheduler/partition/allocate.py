@@ -185,7 +185,16 @@ def predicates(p: PartitionState, ask: Ask, node: Node, allocate: bool) -> bool:
 def set_scheduling_state(
     p: PartitionState, ask: Ask, state: si.SchedulingState, reason: str
 ) -> None:
-    """Report an ask's container scheduling state to the RM when it changes (``002``)."""
+    """Report an ask's container scheduling state to the RM when it changes (``002``).
+
+    RESERVED, FAILED and SKIPPED while the reservation delay runs say a node search found
+    no room: the ask may now wait for the cluster to grow (``waiting``; YuniKorn counts an
+    ask the scheduler tried, reserved or not)."""
+    searched = state is SS.RESERVED or state is SS.FAILED or (
+        state is SS.SKIPPED and reason.startswith(WAITING))
+    if searched and not ask.searched:
+        ask.searched = True
+        p.searched[(ask.app.id, ask.key)] = ask
     if ask.last_scheduling_state == state:
         return
     ask.last_scheduling_state = state

@@ -52,7 +52,7 @@ def add_ask(p: PartitionState, msg: si.AllocationAsk) -> None:
         over = res.overflow(p.root.pending, wanted)
         if over and existing is not None:
             over = res.overflow(res.sub(p.root.pending, res.multiply(
-                existing.resource, existing.pending_repeats)), wanted)
+                existing.resource, ledger.counted_repeats(existing))), wanted)
         if over:
             reason = (f"the ask's {over} would take the pending total of partition {p.name} "
                       "past the int64 limit")
@@ -138,7 +138,7 @@ def drop_ask(p: PartitionState, ask: Ask, why: str) -> None:
         placeholder = app.allocations.get(ask.parked_on)
         if placeholder is not None and placeholder.replacing_key == ask.key:
             placeholder.replacing_key = ""
-        ask.parked_on = ""
+        ledger.unpark(app, ask)
     if app.asks.get(ask.key) is ask:
         del app.asks[ask.key]
     p.core.event(p.rm_id, ET.REQUEST, ask.key, f"ask {ask.key} of application {app.id} "

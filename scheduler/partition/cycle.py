@@ -27,6 +27,7 @@ from . import (
     queues,
     required_node,
     reservations,
+    waiting,
 )
 from .state import PartitionState
 
@@ -53,6 +54,7 @@ def schedule(p: PartitionState) -> int:
         while True:
             step = try_allocate(p, p.root)
             if step == NOTHING:
+                waiting.after_cycle(p)
                 return count
             if step == ALLOCATED:
                 count += 1
@@ -183,11 +185,14 @@ def on_timer(p: PartitionState, kind: str, target: Any, token: int) -> None:
     """A due timer of this partition (fired by the scheduler inside ``schedule()``).
 
     A timer whose target is no longer this partition's object (removed,
-    replaced by a resync) or whose token moved on is ignored.
+    replaced by a resync) or whose token moved on is ignored. The inspection of
+    waiting asks runs at the end of the cycle that follows (``waiting``).
     """
     if kind == "queues":
         if target is p:
             queues.clean_drained(p, token)
+        return
+    if kind == "inspect":
         return
     if kind == "execution":
         alloc: Allocation = target

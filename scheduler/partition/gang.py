@@ -42,7 +42,7 @@ def try_replace(p: PartitionState, app: Application, ask: Ask) -> bool:
             continue
         ledger.core_release(p, ph, TT.PLACEHOLDER_REPLACED, f"replaced by ask {ask.key}")
         ph.replacing_key = ask.key
-        ask.parked_on = ph.uuid
+        ledger.park(app, ask, ph.uuid)
         return True
     return released
 
@@ -59,7 +59,7 @@ def complete_replacement(p: PartitionState, placeholder: Allocation) -> None:
     ask = app.asks.get(placeholder.replacing_key)
     if ask is None or ask.parked_on != placeholder.uuid:
         return
-    ask.parked_on = ""
+    ledger.unpark(app, ask)
     if ask.state != "Pending" or app.state not in SCHEDULABLE:
         return
     if eligibility.gang_waiting(app):

@@ -15,6 +15,7 @@ from statemachines.application import LIVE, STARTED
 from .. import policies, priority, si
 from .. import resources as res
 from ..objects import Allocation, Application, Ask, Queue
+from ..resources import Resource
 from .state import PartitionState
 
 
@@ -87,10 +88,11 @@ def add_pending(app: Application, ask: Ask) -> None:
 
 
 def remove_pending(app: Application, ask: Ask) -> None:
-    """Take a Pending ask's remaining repeats off the application and its queue path."""
+    """Take a Pending ask's remaining repeats off the application and its queue path
+    (the repeat of a started swap was taken off already, :func:`park`)."""
     was_pending, old_priority = bool(app.pending_asks), app.priority
     app.pending_asks.pop(ask.sort_key, None)
-    delta = res.multiply(ask.resource, ask.pending_repeats)
+    delta = res.multiply(ask.resource, counted_repeats(ask))
     res.sub_from(app.pending, delta)
     for q in app.queue.ancestry() if app.queue else ():
         res.sub_from(q.pending, delta)
@@ -98,6 +100,39 @@ def remove_pending(app: Application, ask: Ask) -> None:
     ask.pending_repeats = 0
     priority.refresh_app(app)
     reorder(app, was_pending, old_priority)
+
+
+def counted_repeats(ask: Ask) -> int:
+    """The repeats the ask counts as pending: all but the one a started swap holds."""
+    return ask.pending_repeats - 1 if ask.parked_on and ask.pending_repeats > 0 \
+        else ask.pending_repeats
+
+
+def park(app: Application, ask: Ask, placeholder_uuid: str) -> None:
+    """A swap started (``001`` steps 1-3): the real ask waits for the placeholder's release
+    and its repeat stops counting as pending, as in YuniKorn, which allocates the real ask
+    at the match (apache/yunikorn-core be3bb48 pkg/scheduler/objects/application.go
+    tryPlaceholderAllocate; partition.go allocate). Queue sorting reads the new pending."""
+    ask.parked_on = placeholder_uuid
+    _shift_pending(app, ask.resource, -1)
+
+
+def unpark(app: Application, ask: Ask) -> None:
+    """The swap ended (its placeholder is gone, the ask removed or about to be placed):
+    a repeat still pending counts as pending again."""
+    if not ask.parked_on:
+        return
+    ask.parked_on = ""
+    if ask.state == "Pending" and ask.pending_repeats > 0:
+        _shift_pending(app, ask.resource, 1)
+
+
+def _shift_pending(app: Application, r: Resource, sign: int) -> None:
+    change = res.add_into if sign > 0 else res.sub_from
+    change(app.pending, r)
+    for q in app.queue.ancestry() if app.queue else ():
+        change(q.pending, r)
+        policies.queue_changed(q)
 
 
 def consume_repeat(p: PartitionState, app: Application, ask: Ask) -> None:
@@ -174,7 +209,7 @@ def remove_allocation(p: PartitionState, alloc: Allocation, trigger: str, why: s
     if alloc.replacing_key and trigger != "replace":
         ask = alloc.app.asks.get(alloc.replacing_key)
         if ask is not None and ask.parked_on == alloc.uuid:
-            ask.parked_on = ""
+            unpark(alloc.app, ask)
 
 
 def report_release(

@@ -21,7 +21,7 @@ from .. import policies, si, ugm
 from .. import resources as res
 from ..config import ROOT_QUEUE, PlacementRuleConfig
 from ..context import CoreContext
-from ..objects import Allocation, Application, Node, Queue
+from ..objects import Allocation, Application, Ask, Node, Queue
 from ..policies import NodeCollection
 from ..resources import Resource
 
@@ -77,6 +77,11 @@ class PartitionState:
         self.ceiling: Resource | None = {}
         # Node ids in order, for the preemption's node walk; None when a node came or went.
         self.sorted_node_ids: list[str] | None = None
+        # Asks a node search found no room for, in the order they were first searched
+        # (``waiting``), and when the next inspection of them is due (None: none armed).
+        self.searched: dict[tuple[str, str], Ask] = {}
+        self.inspect_due: float | None = None
+        self.inspect_token = 0
 
     @property
     def event_id(self) -> str:
