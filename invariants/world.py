@@ -347,7 +347,7 @@ class World:
             record.state.update(dict.fromkeys(self._order_decided(new), True))
         if step.call == "schedule" and not any(
                 r.termination_type == PREEMPTED for r in record.released()) \
-                and self._refused_for_guarantee():
+                and not record.states(RESERVED) and self._refused_for_guarantee():
             record.state["refused_guarantee"] = True
         if step.call == "update_application" and self._template_inherited(record):
             record.state["template_inherited"] = True
@@ -420,7 +420,8 @@ class World:
         return False
 
     def _refused_for_guarantee(self) -> bool:
-        """After a cycle that preempted nothing, an ask waits that met every trigger
+        """After a cycle that preempted nothing (and reserved nothing: a cycle that reserves
+        does not try preemption, YuniKorn's tryNodes), an ask waits that met every trigger
         condition (it may preempt, past its delay, its leaf within its guarantee with it,
         no node with room for it), and it has victim candidates, but taking any one of them
         would leave that candidate's leaf below its guarantee (YuniKorn's law 2)."""

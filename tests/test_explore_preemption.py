@@ -156,7 +156,8 @@ def _refusal(hog: int, other: int) -> tuple[World, Coverage]:
     for step in steps:
         assert world.run(step) == [], step
     assert coverage.goals["preemption.refused_guarantee"] == 0  # not past its delay yet
-    for step in (Step.advance(31), Step.schedule()):
+    # past the reservation delay the first cycle reserves, the next preempts (or refuses)
+    for step in (Step.advance(31), Step.schedule(), Step.schedule()):
         assert world.run(step) == []
     return world, coverage
 

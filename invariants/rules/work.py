@@ -1001,7 +1001,7 @@ def preemption_story(g: Gen) -> Iterator[Step]:
     if g.rng.random() < 0.2:
         # Room comes back before the cycle: the ask must take it, not preempt.
         yield new_node(g, partition, size, 4 * CORE)
-    yield Step.schedule()
+    yield from _reserve_then_preempt()
     if g.side.random() < 0.4:
         yield from _second_preemption(g, late, ask_leaf, partition, size, (hog,))
     if g.rng.random() < 0.5 or (g.side.random() < 0.6 and _victims_unconfirmed(g)):
@@ -1362,6 +1362,15 @@ def _preempting_ask(g: Gen, partition: str, leaf: str, user: User, size: int,
         yield from meanwhile()
     pm = model.read(g.scenario.shape.text).partitions[partition]
     yield Step.advance(max(preemption_delay(pm.chain(leaf)[0]), 15.0) + 1.0)
+    yield from _reserve_then_preempt()
+
+
+def _reserve_then_preempt() -> Iterator[Step]:
+    """The cycles after an ask's preemption delay: the first reserves a node once the ask
+    is past its reservation delay (YuniKorn's tryNodes returns that reservation, and
+    preemption waits), the next preempts for it (tryAllocate, the ask holding its
+    reservation)."""
+    yield Step.schedule()
     yield Step.schedule()
 
 
@@ -1567,7 +1576,7 @@ def _second_preemption(g: Gen, app_id: str, leaf: str, partition: str, size: int
                                                               allow_preempt_other=True)))
     yield Step.schedule()
     yield Step.advance(max(wait, 15.0) + 1.0)
-    yield Step.schedule()
+    yield from _reserve_then_preempt()
 
 
 def _preemption_home(g: Gen) -> tuple[str, str, tuple[str, ...], str, str] | None:
