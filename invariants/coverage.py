@@ -292,6 +292,13 @@ def _fair_decided(rec: StepRecord) -> bool:
     return bool(rec.state.get("fair_decided"))
 
 
+@goal("sorting.fifo_by_creation", "A cycle served an application of a fifo leaf that a "
+      "creationTime tag moved before another of the same leaf and priority, submitted earlier "
+      "and waiting with an ask no larger.")
+def _fifo_by_creation(rec: StepRecord) -> bool:
+    return bool(rec.state.get("fifo_by_creation"))
+
+
 @goal("sorting.stateaware_held", "After a cycle, an Accepted application of a stateaware leaf "
       "waited with a pending ask while another application of the leaf was starting.")
 def _stateaware_held(rec: StepRecord) -> bool:

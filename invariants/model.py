@@ -191,6 +191,19 @@ def force_created(tags: Mapping[str, str]) -> bool:
     return False
 
 
+def created_at(tags: Mapping[str, str]) -> int | None:
+    """The Unix seconds of the ``creationTime`` tag (exact name), as Go's
+    ``strconv.ParseInt(v, 10, 64)`` reads them: an optional sign and decimal digits
+    within int64; anything else is no time (YuniKorn ``NewAllocationFromSI`` then takes
+    the time it reads the pod)."""
+    value = tags.get("creationTime", "")
+    digits = value[1:] if value[:1] in ("+", "-") else value
+    if not digits or not all("0" <= c <= "9" for c in digits):
+        return None
+    n = int(value)
+    return n if -(1 << 63) <= n <= (1 << 63) - 1 else None
+
+
 def policy_of(properties: Mapping[str, str]) -> str:
     """YuniKorn: the exact value when it names a policy (case counts), else fifo."""
     value = properties.get(SORT_POLICY, "")

@@ -232,6 +232,12 @@ MUTANTS: tuple[Mutant, ...] = (
       "oldest first", policies.AppOrder, "_set",
       "key = (-app.priority, app.submit_time, app_id, app)",
       "key = (-app.priority, -app.submit_time, app_id, app)"),
+    M("sorting.creation_time_ignored", "sorting",
+      "YuniKorn AddAllocationAsk, addAllocationInternal: an ask or recovered allocation "
+      "whose creationTime tag is earlier moves its application's submission time back, "
+      "which fifo order reads", asks, "note_created",
+      "if created is not None and created < app.submit_time:",
+      "if False and created is not None and created < app.submit_time:"),
     M("sorting.fair_apps_ignore_usage", "sorting",
       "004 'Implementation': a fair leaf sorts its applications by their resource usage",
       policies.AppOrder, "_set", "shares = res.shares(used, self._base)", "shares = []"),

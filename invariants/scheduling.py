@@ -8,7 +8,7 @@ core's own helpers, so a bug in one of them can not hide from this check.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from scheduler import si
 from statemachines.application import SCHEDULABLE, STARTED
@@ -37,15 +37,14 @@ def _may_start(p: PartitionState, app: Application) -> bool:
     return True
 
 
-def _fifo(app: Application) -> tuple[float, int, str]:
-    """YuniKorn's fifo: submission time, then the highest pending ask priority, then id."""
-    return (app.submit_time, -max(k.priority for k in app.pending_asks.values()), app.id)
-
-
-def _offered(queue: Queue) -> list[Application]:
+def _offered(queue: Queue, since: Mapping[tuple[str, str], float], rm_id: str,
+             ) -> list[Application]:
     """The applications the leaf's policy offers resources to (stateaware filters the
-    fifo order: the first not yet running is the one it may start)."""
-    apps = sorted((a for a in queue.apps.values() if a.pending_asks), key=_fifo)
+    fifo order, YuniKorn's: submission time as the model shim saw it, the highest pending
+    ask priority, id; the first not yet running is the one it may start)."""
+    apps = sorted((a for a in queue.apps.values() if a.pending_asks), key=lambda app: (
+        since.get((rm_id, app.id), app.submit_time),
+        -max(k.priority for k in app.pending_asks.values()), app.id))
     if queue.sort_policy != "stateaware":
         return apps
     starting = any(a.state == "Accepted" and a.allocations for a in queue.apps.values())
@@ -131,7 +130,7 @@ def _maximal(ctx: CheckContext) -> Iterator[Violation]:
         for queue in p.queues.values():
             if not queue.is_leaf:
                 continue
-            for app in _offered(queue):
+            for app in _offered(queue, ctx.extra.get("fifo_since") or {}, p.rm_id):
                 if app.state not in SCHEDULABLE or not _may_start(p, app):
                     continue
                 gang_pending = bool(app.placeholder_ask) and any(

@@ -209,6 +209,9 @@ class World:
                                   "created": {(rm, name): made
                                               for rm, rv in self.shim.rms.items()
                                               for name, made in rv.created.items()},
+                                  "fifo_since": {(rm, app_id): a.fifo_since
+                                                 for rm, rv in self.shim.rms.items()
+                                                 for app_id, a in rv.apps.items()},
                                   "groups": {(rm, app_id): a.group
                                              for rm, rv in self.shim.rms.items()
                                              for app_id, a in rv.apps.items()}})
@@ -455,7 +458,9 @@ class World:
         view after it): a fair leaf served one application while another of the same
         leaf and priority waited with an ask no larger (``fair_decided``); a stateaware
         leaf kept an Accepted application waiting with a pending ask while another one was
-        starting (``stateaware_held``); a binpacking partition placed a pod on one node while
+        starting (``stateaware_held``); a fifo leaf served an application a
+        ``creationTime`` tag moved before another submitted earlier that waited with an ask
+        no larger (``fifo_by_creation``); a binpacking partition placed a pod on one node while
         another schedulable node had room for it (``binpacking_decided``); a pod went
         elsewhere while a draining node had room for it (``draining_passed_over``)."""
         out: list[str] = []
@@ -475,6 +480,12 @@ class World:
                         and (other := rv.apps.get(k.app)) is not None and other.path == app.path
                         for k in pending):
                     out.append("fair_decided")
+                if leaf is not None and leaf.sort_policy in ("fifo", "stateaware") and any(
+                        k.app != app.id and k.priority == a.priority and qty.fits(k.resource, size)
+                        and (other := rv.apps.get(k.app)) is not None and other.path == app.path
+                        and other.accepted_at < app.accepted_at
+                        and other.fifo_since > app.fifo_since for k in pending):
+                    out.append("fifo_by_creation")
                 if part.node_policy == "binpacking" and any(
                         n.id != a.node_id and n.partition == app.partition
                         and n.state == "Schedulable" and qty.fits(size, rv.free(n.id))

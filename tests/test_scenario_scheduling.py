@@ -106,6 +106,37 @@ def test_fifo_older_application_first() -> None:
     assert [a.application_id for a in env.shim.allocations] == ["old"]
 
 
+def tagged_ask(env: Env, app_id: str, key: str, created: str) -> None:
+    env.api.update_allocation(si.AllocationRequest(rm_id=env.rm, asks=[si.AllocationAsk(
+        allocation_key=key, application_id=app_id, resource_ask=res(memory=10),
+        tags={"creationTime": created})]))
+
+
+def test_creation_time_tag_moves_submission_back() -> None:
+    """YuniKorn ``application_test.go`` TestAppSubmissionTime: an ask or a recovered
+    allocation whose ``creationTime`` tag (Unix seconds) is earlier than the application's
+    submission moves it back, and fifo order reads it; a later or unreadable tag changes
+    nothing. ``young`` (submitted at 1010) asks with a pod created at 500 and goes before
+    ``old`` (1000); ``old``'s recovered pod from 100 puts it first again."""
+    env = app_sort_env("fifo")
+    env.clock.set(1000.0)
+    env.add_app("old")
+    env.clock.set(1010.0)
+    env.add_app("young")
+    tagged_ask(env, "old", "k", "900")
+    tagged_ask(env, "young", "k", "500")
+    tagged_ask(env, "young", "k2", "xyz")
+    env.add_node("node-1", 10)
+    assert env.schedule() == 1
+    assert [a.application_id for a in env.shim.allocations] == ["young"]
+    env.add_node("node-2", 10, existing=[si.Allocation(
+        allocation_key="r", uuid="u-r", node_id="node-2", application_id="old",
+        resource_per_alloc=res(memory=5), allocation_tags={"creationTime": "100"})])
+    env.add_node("node-3", 10)
+    assert env.schedule() == 1
+    assert [a.application_id for a in env.shim.allocations] == ["young", "old"]
+
+
 def fair_vs_fifo(policy: str) -> list[str]:
     """app-1 already holds 10; then app-1 and app-2 each ask 10 with room for one."""
     env = app_sort_env(policy)

@@ -118,6 +118,9 @@ SHIM_FIELDS: dict[str, dict[str, str]] = {
         "submitted": "skip: the request its id names in the scope (sent again on a resync)",
         "placed": "skip: how the placement was found (coverage only); its path is read",
         "user": "skip: read from the submission",
+        "accepted_at": "skip: the core's submission time without tags, read there ('clock')",
+        "fifo_since": "skip: the core's submission time, read there ('clock'): the scopes "
+                      "send no creationTime tag, so the two never differ",
     },
     "AskView": {
         "app": "v", "key": "v", "resource": "v", "max_allocations": "v", "placeholder": "v",

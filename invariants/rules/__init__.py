@@ -202,6 +202,11 @@ class Gen:
     """Whether a preemption story ends with a preemption every victim's guarantee refuses
     (``work._refusal_ending``): a stream of its own, so the others' draws stay."""
 
+    created: random.Random = field(init=False)
+    """Whether an ask carries a ``creationTime`` tag, and which (a pod created before its
+    application was submitted, later, or an unreadable value): a stream of its own, so the
+    others' draws stay."""
+
     dialects: random.Random = field(init=False)
     """Which SI each registration speaks (a stream of its own: a case whose registrations
     all speak the seed's draws everything else as it did before today's SI came)."""
@@ -229,6 +234,7 @@ class Gen:
         self.gang_victims = random.Random(f"gang-victims-{self.scenario.seed}")
         self.refusals = random.Random(f"refusals-{self.scenario.seed}")
         self.speech = random.Random(f"speech-{self.scenario.seed}")
+        self.created = random.Random(f"created-{self.scenario.seed}")
 
     # -- helpers ---------------------------------------------------------------
     @property

@@ -166,10 +166,14 @@ def add_ask(g: Gen) -> Iterator[Step]:
     size = g.rng.choice((5, 10, 30, 50))
     repeats = g.rng.randint(1, 3)
     priority = g.rng.choice((0, 0, 5, 10, -5))
+    fields = _preemption_fields(g)
+    created = _created_tag(g)
+    if created:
+        fields["tags"] = {**fields.get("tags", {}), **created}
     yield _send(g, _ask(
         g, app_id, key, size, repeats, priority=priority,
         execution_timeout_milli_seconds=g.pick(list(g.scenario.ask_timeouts)),
-        **_preemption_fields(g)))
+        **fields))
     # Sometimes (a stream of its own: the case's draws stay as they were) a rival in the same
     # fair leaf asks for as much at once, so that one cycle places both applications' repeats
     # in turns and each allocation's usage must move its application in the leaf's order.
@@ -212,6 +216,23 @@ def _preemption_fields(g: Gen) -> dict[str, Any]:
     if rv is not None and rv.nodes and g.rng.random() < 0.08:
         fields["tags"] = {REQUIRED_NODE: g.pick(sorted(rv.nodes))}
     return fields
+
+
+CREATED_TAGS = 0.35
+"""How often ``add_ask`` sends a ``creationTime`` tag."""
+
+
+def _created_tag(g: Gen) -> dict[str, str]:
+    """Sometimes a ``creationTime`` tag: a pod created up to ten minutes ago (often before
+    its application was submitted, which moves the application back in fifo order), one
+    from the future, or a value YuniKorn can not read."""
+    if g.created.random() >= CREATED_TAGS:
+        return {}
+    now = int(g.world.clock.now())
+    early = now - g.created.randint(0, 600)
+    value = g.created.choice((str(early), str(early), f"+{early}", str(now + 60),
+                              "yesterday", ""))
+    return {"creationTime": value}
 
 
 @rule(1)
