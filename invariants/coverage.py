@@ -345,6 +345,13 @@ def _spared_fenced(rec: StepRecord) -> bool:
     return bool(rec.state.get("spared_fenced"))
 
 
+@goal("preemption.spared_max_fenced", "A preemption left running a pod of a leaf over its "
+      "guarantee outside a queue whose max the ask would exceed (YUNIKORN-3241), inside "
+      "every preemption.policy fence.")
+def _spared_max_fenced(rec: StepRecord) -> bool:
+    return bool(rec.state.get("spared_max_fenced"))
+
+
 @goal("preemption.spared_disabled", "A preemption left running a pod of a leaf over its "
       "guarantee whose preemption.policy is disabled.")
 def _spared_disabled(rec: StepRecord) -> bool:

@@ -538,7 +538,8 @@ class World:
 
 def _spared_by_settings(rv: RMView, victim: AllocView, ask: AskView) -> set[str]:
     """What a preemption left running although its leaf was over its guarantee, and why
-    (coverage): outside the ask's preemption fence (``spared_fenced``), in a leaf whose
+    (coverage): outside the ask's preemption fence (``spared_fenced``; ``spared_max_fenced``
+    when a queue's max made it, YUNIKORN-3241), in a leaf whose
     preemption is ``disabled`` (``spared_disabled``), or of a priority above what the
     ask may preempt (``spared_priority``)."""
     app = rv.apps.get(ask.app)
@@ -547,7 +548,7 @@ def _spared_by_settings(rv: RMView, victim: AllocView, ask: AskView) -> set[str]
         if app is not None and part is not None else None
     if app is None or part is None or chain is None:
         return set()
-    root = preemption.fence_root(chain)
+    root = preemption.fence_root(chain, rv, app.partition, ask.resource)
     cluster = qty.total(n.capacity for n in rv.nodes.values() if n.partition == app.partition)
     out: set[str] = set()
     for a in rv.allocs.values():
@@ -561,6 +562,8 @@ def _spared_by_settings(rv: RMView, victim: AllocView, ask: AskView) -> set[str]
             continue
         if not (vapp.path + ".").startswith(root + "."):
             out.add("spared_fenced")
+            if (vapp.path + ".").startswith(preemption.fence_root(chain) + "."):
+                out.add("spared_max_fenced")
         elif preemption.disabled(vchain):
             out.add("spared_disabled")
         else:

@@ -202,6 +202,10 @@ class Gen:
     """Whether a preemption story ends with a preemption every victim's guarantee refuses
     (``work._refusal_ending``): a stream of its own, so the others' draws stay."""
 
+    capped: random.Random = field(init=False)
+    """Whether a preemption story ends with an ask a queue's max fences, and where
+    (``work._max_fence_ending``): a stream of its own, so the others' draws stay."""
+
     created: random.Random = field(init=False)
     """Whether an ask carries a ``creationTime`` tag, and which (a pod created before its
     application was submitted, later, or an unreadable value): a stream of its own, so the
@@ -235,6 +239,7 @@ class Gen:
         self.refusals = random.Random(f"refusals-{self.scenario.seed}")
         self.speech = random.Random(f"speech-{self.scenario.seed}")
         self.created = random.Random(f"created-{self.scenario.seed}")
+        self.capped = random.Random(f"capped-{self.scenario.seed}")
 
     # -- helpers ---------------------------------------------------------------
     @property

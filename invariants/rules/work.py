@@ -998,6 +998,8 @@ def preemption_story(g: Gen) -> Iterator[Step]:
         yield from _gang_ending(g)
     if g.refusals.random() < REFUSAL_ENDING_SHARE:
         yield from _refusal_ending(g)
+    if g.capped.random() < MAX_FENCE_ENDING_SHARE:
+        yield from _max_fence_ending(g)
 
 
 GANG_ENDING_SHARE = 0.3
@@ -1115,6 +1117,68 @@ def _refusal_ending(g: Gen) -> Iterator[Step]:
     user = users[g.refusals.randrange(len(users))]
     yield from _hog(g, partition, victim, user, size, pods)
     yield from _preempting_ask(g, partition, ask_leaf, user, size)
+
+
+MAX_FENCE_ENDING_SHARE = 0.3
+"""How many preemption stories end with an ask its queue's max fences (when the
+configuration has a place for one)."""
+
+
+CAPPED = """\
+          - name: capped
+            resources: {max: {memory: 40}}
+            properties: {preemption.delay: 1s}
+            queues:
+              - name: c1
+                resources: {guaranteed: {memory: 20}}
+              - name: c2
+                resources: {guaranteed: {memory: 10}}
+"""
+"""Queues a max-fence ending adds to the preemption configuration by a reload: ``capped``
+has a max and no guarantee, its leaves a guarantee each."""
+
+
+def _max_fence_ending(g: Gen) -> Iterator[Step]:
+    """On the preemption configuration (as drawn, no reload since), a reload adds a capped
+    parent (``CAPPED``); every application of the partition is removed and the slot nodes
+    decommissioned; ``root.a`` fills a slot node above its guarantee with pods of 20,
+    ``capped.c2`` another with three pods of 10, and an ask of 20 in ``capped.c1`` would
+    take ``capped`` to 50, past its max of 40: ``capped`` fences the victim search
+    (YUNIKORN-3241) and only c2's pods may go, although one pod of ``root.a`` would make
+    room on its node. Every choice comes from ``g.capped``."""
+    text = g.scenario.shape.text
+    rv = g.rv
+    anchor = "          - name: open\n"
+    if "name: fenced" not in text or anchor not in text or g.factor != 1.0 or g.removed \
+            or rv is None or rv.stopped or rv.paused:
+        return
+    yield g.request("update_configuration", si.UpdateConfigurationRequest(
+        rm_id=g.rm_id, policy_group="queues", config=text.replace(anchor, CAPPED + anchor, 1)))
+    partition = "default"
+    gone = sorted(a.id for a in rv.apps.values() if a.partition == partition and a.live)
+    if gone:
+        yield g.request("update_application", si.ApplicationRequest(rm_id=g.rm_id, remove=[
+            si.RemoveApplicationRequest(application_id=a, partition_name=partition)
+            for a in gone]))
+    slots = sorted(n.id for n in rv.nodes.values()
+                   if n.partition == partition and n.capacity.get(SLOT))
+    if slots:
+        yield g.request("update_node", si.NodeRequest(rm_id=g.rm_id, nodes=[
+            si.NodeInfo(node_id=n, action=NA.DECOMISSION) for n in slots]))
+    user = USERS[g.capped.randrange(len(USERS))]
+    yield from _hog(g, partition, "root.a", user, 20, 3)
+    yield from _hog(g, partition, "root.capped.c2", user, 10, 3)
+    app_id = g.new_id("app-")
+    yield _submit_to(g, app_id, "root.capped.c1", partition, si.UserGroupInformation(
+        user=user[0], groups=list(user[1])))
+    if not _placed(g, app_id, "root.capped.c1"):
+        return
+    yield _send(g, _slotted(_ask(g, app_id, g.new_id("ask-"), 20, priority=10,
+                                 preemption_policy=si.PreemptionPolicy(
+                                     allow_preempt_self=True, allow_preempt_other=True))))
+    yield Step.schedule()
+    yield Step.advance(16.0)
+    yield Step.schedule()
 
 
 def _victims_unconfirmed(g: Gen) -> bool:
