@@ -299,6 +299,17 @@ def _fifo_by_creation(rec: StepRecord) -> bool:
     return bool(rec.state.get("fifo_by_creation"))
 
 
+@goal("scheduling.backed_off", "A cycle backed an application off: as many of its asks as "
+      "its leaf's application.unschedasks.backoff found no node, and another followed.")
+def _backed_off(rec: StepRecord) -> bool:
+    return bool(rec.state.get("backed_off"))
+
+
+@goal("scheduling.backoff_ended", "An application whose backoff had ended got an allocation.")
+def _backoff_ended(rec: StepRecord) -> bool:
+    return bool(rec.state.get("backoff_ended"))
+
+
 @goal("sorting.stateaware_held", "After a cycle, an Accepted application of a stateaware leaf "
       "waited with a pending ask while another application of the leaf was starting.")
 def _stateaware_held(rec: StepRecord) -> bool:

@@ -16,7 +16,6 @@ weaker than the core it judges never reports a correct core).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import pairwise
 from typing import Any
@@ -161,25 +160,9 @@ def disabled(chain: Sequence[model.QueueModel]) -> bool:
     return False
 
 
-_DURATION = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
-_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0,
-         "h": 3600.0}
-
-
 def delay(q: model.QueueModel) -> float:
     """``preemption.delay`` (inherited), a Go duration; bad or not positive: 30 s."""
-    text = q.properties.get("preemption.delay", "").strip()
-    sign = -1.0 if text.startswith("-") else 1.0
-    body = text.lstrip("+-")
-    pos, seconds = 0, 0.0
-    while pos < len(body):
-        match = _DURATION.match(body, pos)
-        if match is None:
-            return DEFAULT_DELAY
-        seconds += float(match.group(1)) * _UNIT[match.group(2)]
-        pos = match.end()
-    seconds *= sign
-    return seconds if body and seconds > 0 else DEFAULT_DELAY
+    return model.positive_duration(q.properties.get("preemption.delay"), DEFAULT_DELAY)
 
 
 def guaranteed(chain: Sequence[model.QueueModel]) -> dict[str, int]:

@@ -259,7 +259,15 @@ def _victims_env(parent1: str = "", leaf1: str = "", parent2: str = "", leaf2: s
     - name: leaf2
       {props(leaf2)}
 """
-    # The delay on root: properties are inherited, so it is every leaf's default.
+    env = _victims_base(yaml)
+    _ask_and_wait(env)
+    return env
+
+
+def _victims_base(yaml: str) -> PEnv:
+    """``yaml`` with a delay of 1 ms on root (properties are inherited, so it is every
+    leaf's default); node-1 of 80 filled by two pods of 40 of priority -1000 in
+    parent2.leaf2."""
     text = config(yaml).replace(
         "        submitacl:", "        properties: {preemption.delay: 1ms}\n        submitacl:", 1)
     env = PEnv(text)
@@ -267,12 +275,16 @@ def _victims_env(parent1: str = "", leaf1: str = "", parent2: str = "", leaf2: s
     env.add_app("victim", "root.parent2.leaf2")
     env.pask("victim", "low", 40, priority=-1000, repeats=2, other=False)
     assert env.schedule() == 2
+    return env
+
+
+def _ask_and_wait(env: PEnv) -> None:
+    """An ask of 30 in parent1.leaf1 that may preempt, past its delay."""
     env.add_app("app", "root.parent1.leaf1")
     env.pask("app", "ask", 30, priority=0)
     env.schedule()  # mode (b): this attempt reserves node-1, the next one may preempt
     env.clock.advance(1.0)
     env.schedule()
-    return env
 
 
 @pytest.mark.parametrize(("where", "expected"), [
@@ -316,22 +328,12 @@ def _max_fence_env(parent1_max: str) -> PEnv:
   queues:
     - name: leaf2
 """
-    text = config(yaml).replace(
-        "        submitacl:", "        properties: {preemption.delay: 1ms}\n        submitacl:", 1)
-    env = PEnv(text)
-    env.vnode("node-1", 80)
-    env.add_app("victim", "root.parent2.leaf2")
-    env.pask("victim", "low", 40, priority=-1000, repeats=2, other=False)
-    assert env.schedule() == 2
+    env = _victims_base(yaml)
     env.vnode("node-2", 60)
     env.add_app("sibling", "root.parent1.leaf3")
     env.pask("sibling", "low", 20, priority=-1000, repeats=2, other=False)
     assert env.schedule() == 2
-    env.add_app("app", "root.parent1.leaf1")
-    env.pask("app", "ask", 30, priority=0)
-    env.schedule()
-    env.clock.advance(1.0)
-    env.schedule()
+    _ask_and_wait(env)
     return env
 
 

@@ -574,3 +574,55 @@ def test_predicates_told_whether_it_is_an_allocation_or_a_reservation() -> None:
     assert seen[-1] == ("big", "node-1", False)
     assert env.node("node-1")["reserved"] == [
         {"application_id": "app-1", "allocation_key": "big"}]
+
+
+# ------------------------------------------------------- application backoff
+
+
+def backoff_env(props: str, asks: int = 3) -> Env:
+    """``partition_test.go`` TestApplicationBackoff: two nodes of 10, an application whose
+    asks of 15 fit neither, in a leaf with the backoff properties ``props``."""
+    env = Env(config(f"""
+- name: p
+  properties: {{{props}}}
+  queues:
+    - name: a
+"""))
+    env.add_node("node-1", 10)
+    env.add_node("node-2", 10)
+    env.add_app("app-1", "root.p.a")
+    for i in range(asks):
+        env.ask("app-1", f"alloc-{i + 1}", 15)
+    assert env.schedule() == 0
+    env.add_node("node-3", 20)
+    return env
+
+
+def test_application_backs_off_after_its_unschedulable_asks() -> None:
+    """TestApplicationBackoff: with ``application.unschedasks.backoff: 2`` (set on the parent:
+    inherited, TestQueueBackoffProperties) two asks found no node, so when the third is
+    reached the application is skipped for the default 30 s: a node with room that joins
+    meanwhile is not used before then."""
+    env = backoff_env('application.unschedasks.backoff: "2"')
+    assert env.schedule() == 0
+    assert env.advance(29.0) == 0
+    assert env.advance(1.0) == 1
+
+
+def test_backoff_delay_and_unreadable_settings() -> None:
+    """TestQueueBackoffProperties: ``application.unschedasks.backoff.delay`` sets how long
+    (a Go duration); a threshold that is not a decimal unsigned integer turns backoff off."""
+    env = backoff_env('application.unschedasks.backoff: "2", '
+                      'application.unschedasks.backoff.delay: "5s"')
+    assert env.schedule() == 0
+    assert env.advance(5.0) == 1
+    assert backoff_env('application.unschedasks.backoff: "-4"').schedule() == 1
+    assert backoff_env('application.unschedasks.backoff: "2", '
+                       'application.unschedasks.backoff.delay: "xyz"').advance(29.0) == 0
+
+
+def test_no_backoff_without_a_request_after_the_threshold() -> None:
+    """YuniKorn checks the count when it reaches the next request: with two asks and a
+    threshold of two, both fail and the application is not held back."""
+    env = backoff_env('application.unschedasks.backoff: "2"', asks=2)
+    assert env.schedule() == 1

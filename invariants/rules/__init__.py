@@ -202,6 +202,10 @@ class Gen:
     """Whether a preemption story ends with a preemption every victim's guarantee refuses
     (``work._refusal_ending``): a stream of its own, so the others' draws stay."""
 
+    backoff: random.Random = field(init=False)
+    """Whether an ask is followed by asks no node holds, to back its application off
+    (``work._unschedulable_asks``): a stream of its own, so the others' draws stay."""
+
     capped: random.Random = field(init=False)
     """Whether a preemption story ends with an ask a queue's max fences, and where
     (``work._max_fence_ending``): a stream of its own, so the others' draws stay."""
@@ -240,6 +244,7 @@ class Gen:
         self.speech = random.Random(f"speech-{self.scenario.seed}")
         self.created = random.Random(f"created-{self.scenario.seed}")
         self.capped = random.Random(f"capped-{self.scenario.seed}")
+        self.backoff = random.Random(f"backoff-{self.scenario.seed}")
 
     # -- helpers ---------------------------------------------------------------
     @property
