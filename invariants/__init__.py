@@ -10,7 +10,7 @@ after every step.
 
 from __future__ import annotations
 
-from . import accounting, gang, lifecycle, order, preemption, priority, scheduling
+from . import accounting, backoff, gang, lifecycle, order, preemption, priority, scheduling
 from .recorder import LifecycleRecorder
 from .registry import REGISTRY, CheckContext, Invariant, Violation, check_all, results
 
@@ -21,6 +21,7 @@ __all__ = [
     "LifecycleRecorder",
     "Violation",
     "accounting",
+    "backoff",
     "check_all",
     "gang",
     "lifecycle",

@@ -496,6 +496,8 @@ def bound_answered(m: Monitor, rv: RMView, call: Call, msg: si.Allocation) -> No
         ask.max_allocations += 1
     ask.allocated += 1
     app = rv.apps.get(pod.application_id)
+    if app is not None:
+        app.created(pod.allocation_tags)
     if app is not None and placeholder and app.placeholder_start is None:
         app.placeholder_start = call.now
     reading.did.add("bound")

@@ -381,6 +381,15 @@ def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
     if rng.random() < 0.3:
         q["limits"] = _limits(rng, mx, apps, cap)
         cap = _tightest(q["limits"], cap)
+    backoff = _side(rng, 13)
+    if backoff.random() < 0.25:
+        # Application backoff (YUNIKORN-3115), from a stream of its own: the case's draws
+        # stay as they were.
+        props = q.setdefault("properties", {})
+        props["application.unschedasks.backoff"] = backoff.choice(("1", "1", "2", "0", "-1"))
+        if backoff.random() < 0.7:
+            props["application.unschedasks.backoff.delay"] = backoff.choice(
+                ("2s", "10s", "45s", "0s", "x"))
     if level < depth and rng.random() < 0.7:
         q["queues"] = [_queue(rng, level + 1, depth, mx, apps, counter, cap)
                        for _ in range(rng.randint(1, 3))]

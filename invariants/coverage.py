@@ -325,6 +325,24 @@ def _fair_decided(rec: StepRecord) -> bool:
     return bool(rec.state.get("fair_decided"))
 
 
+@goal("sorting.fifo_by_creation", "A cycle served an application of a fifo leaf that a "
+      "creationTime tag moved before another of the same leaf and priority, submitted earlier "
+      "and waiting with an ask no larger.")
+def _fifo_by_creation(rec: StepRecord) -> bool:
+    return bool(rec.state.get("fifo_by_creation"))
+
+
+@goal("scheduling.backed_off", "A cycle backed an application off: as many of its asks as "
+      "its leaf's application.unschedasks.backoff found no node, and another followed.")
+def _backed_off(rec: StepRecord) -> bool:
+    return bool(rec.state.get("backed_off"))
+
+
+@goal("scheduling.backoff_ended", "An application whose backoff had ended got an allocation.")
+def _backoff_ended(rec: StepRecord) -> bool:
+    return bool(rec.state.get("backoff_ended"))
+
+
 @goal("sorting.stateaware_held", "After a cycle, an Accepted application of a stateaware leaf "
       "waited with a pending ask while another application of the leaf was starting.")
 def _stateaware_held(rec: StepRecord) -> bool:
@@ -369,6 +387,13 @@ def _spared_unshared(rec: StepRecord) -> bool:
       "guarantee outside the ask's preemption fence.")
 def _spared_fenced(rec: StepRecord) -> bool:
     return bool(rec.state.get("spared_fenced"))
+
+
+@goal("preemption.spared_max_fenced", "A preemption left running a pod of a leaf over its "
+      "guarantee outside a queue whose max the ask would exceed (YUNIKORN-3241), inside "
+      "every preemption.policy fence.")
+def _spared_max_fenced(rec: StepRecord) -> bool:
+    return bool(rec.state.get("spared_max_fenced"))
 
 
 @goal("preemption.spared_disabled", "A preemption left running a pod of a leaf over its "

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from . import model, view
+from . import backoff, model, view
 from . import preemption as pre
 from . import quantities as qty
 from .registry import Violation
@@ -163,7 +163,7 @@ def _asks_served(world: World) -> list[Violation]:
                 continue
             if not ask.placeholder and rv.pending_placeholders(app_id):
                 continue
-            if not _quota_allows(rv, app_id, ask.resource):
+            if not _quota_allows(rv, app_id, ask.resource) or _starved(rv, app_id, ask):
                 continue
             room = [n.id for n in empty if n.partition == app.partition
                     and (not ask.required_node or n.id == ask.required_node)
@@ -174,6 +174,26 @@ def _asks_served(world: World) -> list[Violation]:
                     f"pending forever although node {room[0]} is empty and every queue on "
                     f"{app.path} has room for {qty.show(ask.resource)}"))
     return out
+
+
+def _starved(rv: RMView, app_id: str, ask: AskView) -> bool:
+    """Behind at least as many asks of its application (of its priority or above) that no
+    node could ever hold as its leaf's application.unschedasks.backoff: every walk backs
+    the application off before it reaches this ask (YuniKorn's backoff starves it)."""
+    app = rv.apps[app_id]
+    pm = rv.config.partition(app.partition)
+    leaf = pm.queues.get(app.path) if pm is not None else None
+    n = backoff.settings(leaf)[0] if leaf is not None else 0
+    if n <= 0:
+        return False
+    nodes = [x for x in rv.nodes.values() if x.partition == app.partition
+             and x.state == "Schedulable"]
+    never = sum(1 for other in rv.asks.values()
+                if other is not ask and other.app == app_id and other.pending > 0
+                and other.priority >= ask.priority
+                and not any(qty.fits(other.resource, qty.minus(x.capacity, x.occupied))
+                            for x in nodes))
+    return never >= n
 
 
 def _quota_allows(rv: RMView, app_id: str, r: dict[str, int]) -> bool:

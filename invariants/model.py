@@ -285,6 +285,41 @@ def force_created(tags: Mapping[str, str]) -> bool:
     return False
 
 
+def created_at(tags: Mapping[str, str]) -> int | None:
+    """The Unix seconds of the ``creationTime`` tag (exact name), as Go's
+    ``strconv.ParseInt(v, 10, 64)`` reads them: an optional sign and decimal digits
+    within int64; anything else is no time (YuniKorn ``NewAllocationFromSI`` then takes
+    the time it reads the pod)."""
+    value = tags.get("creationTime", "")
+    digits = value[1:] if value[:1] in ("+", "-") else value
+    if not digits or not all("0" <= c <= "9" for c in digits):
+        return None
+    n = int(value)
+    return n if -(1 << 63) <= n <= (1 << 63) - 1 else None
+
+
+_DURATION = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
+_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0,
+         "h": 3600.0}
+
+
+def positive_duration(text: str | None, default: float) -> float:
+    """A property that is a Go duration, in seconds; missing, bad or not positive is
+    ``default`` (YuniKorn's ``convertDelay``)."""
+    body = (text or "").strip()
+    sign = -1.0 if body.startswith("-") else 1.0
+    body = body.lstrip("+-")
+    pos, seconds = 0, 0.0
+    while pos < len(body):
+        match = _DURATION.match(body, pos)
+        if match is None:
+            return default
+        seconds += float(match.group(1)) * _UNIT[match.group(2)]
+        pos = match.end()
+    seconds *= sign
+    return seconds if body and seconds > 0 else default
+
+
 def policy_of(properties: Mapping[str, str]) -> str:
     """YuniKorn: the exact value when it names a policy (case counts), else fifo."""
     value = properties.get(SORT_POLICY, "")

@@ -252,6 +252,21 @@ MUTANTS: tuple[Mutant, ...] = (
       "oldest first", policies.AppOrder, "_set",
       "key = (-app.priority, app.submit_time, app_id, app)",
       "key = (-app.priority, -app.submit_time, app_id, app)"),
+    M("sorting.creation_time_ignored", "sorting",
+      "YuniKorn AddAllocationAsk, addAllocationInternal: an ask or recovered allocation "
+      "whose creationTime tag is earlier moves its application's submission time back, "
+      "which fifo order reads", asks, "note_created",
+      "if created is not None and created < app.submit_time:",
+      "if False and created is not None and created < app.submit_time:"),
+    M("backoff.never", "sorting",
+      "YUNIKORN-3115 (Application.tryAllocate): once application.unschedasks.backoff asks "
+      "of one application found no node in a pass, the application is skipped for "
+      "application.unschedasks.backoff.delay", cycle, "try_leaf",
+      "if threshold and unschedulable >= threshold:", "if False:"),
+    M("backoff.not_respected", "sorting",
+      "YUNIKORN-3115 (Queue.TryAllocate): an application backing off is not scheduled "
+      "before its backoff ends", cycle, "try_leaf",
+      "if app.backoff_until > now:", "if False:"),
     M("sorting.fair_apps_ignore_usage", "sorting",
       "004 'Implementation': a fair leaf sorts its applications by their resource usage",
       policies.AppOrder, "_set", "shares = res.shares(used, self._base)", "shares = []"),
@@ -266,8 +281,8 @@ MUTANTS: tuple[Mutant, ...] = (
     M("sorting.asks_newest_first", "sorting",
       "YuniKorn: an application's asks go by priority, then arrival (oldest first)",
       cycle, "try_leaf",
-      "budget = [PREEMPTIONS_PER_LEAF]\n        for ask in app.pending_asks.values():",
-      "budget = [PREEMPTIONS_PER_LEAF]\n"
+      "unschedulable = 0\n        for ask in app.pending_asks.values():",
+      "unschedulable = 0\n"
       "        for ask in reversed(list(app.pending_asks.values())):"),
     M("nodes.required_node_ignored", "node actions",
       "YuniKorn: an ask tagged requiredNode (a DaemonSet pod) runs on that node only",
@@ -304,7 +319,14 @@ MUTANTS: tuple[Mutant, ...] = (
     M("preemption.fence_ignored", "preemption",
       "YuniKorn preemption law 7: victims lie inside the ask's preemption fence",
       preemption.Preemptor, "find_leaves",
-      "if q.parent is None or q.preemption_policy == settings.FENCE:", "if q.parent is None:"),
+      "if q.parent is None or q.preemption_policy == settings.FENCE \\\n",
+      "if q.parent is None or False \\\n"),
+    M("preemption.max_fence_ignored", "preemption",
+      "YUNIKORN-3241 (findPreemptionFenceRoot): a queue whose max the ask would exceed "
+      "fences the victim search as a fence policy does",
+      preemption, "fenced_by_max",
+      "return any(k in projected and projected[k] > limit for k, limit in queue.max.items())",
+      "return False"),
     M("preemption.delay_ignored", "preemption",
       "YuniKorn preemption.delay: an ask preempts only once it is that old",
       preemption, "try_preempt", "if now < ask.created + leaf.preemption_delay:", "if False:"),
@@ -1179,8 +1201,9 @@ STALLED: tuple[Mutant, ...] = (
     M("preemption.node_shortage_ignored", "preemption",
       "YuniKorn Application.tryAllocate: preemption is attempted also when the headroom fits "
       "but no node takes the ask (case b), not only when the headroom fails",
-      cycle, "try_leaf", "            if reserved != allocate.NEW_RESERVATION \\\n",
-      "            if False and reserved != allocate.NEW_RESERVATION \\\n"),
+      cycle, "try_leaf",
+      "                if preemption.try_preempt(p, app, ask, True, budget):\n",
+      "                if False and preemption.try_preempt(p, app, ask, True, budget):\n"),
 )
 """Cores that never break a safety rule but leave work waiting forever where YuniKorn's
 rules say it must go on: only a liveness property catches them (the explorer in a state's

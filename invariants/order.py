@@ -96,10 +96,18 @@ def _app_used(app: Application, before: Before) -> dict[str, int]:
     return {k: v for k, v in used.items() if v}
 
 
+def submitted(ctx: CheckContext, p: PartitionState, app: Application) -> float:
+    """The submission time fifo order reads, as the model shim saw it: acceptance, moved
+    back by any earlier ``creationTime`` tag the core took (the core's own time without
+    that record)."""
+    since: Mapping[tuple[str, str], float] = ctx.extra.get("fifo_since") or {}
+    return since.get((p.rm_id, app.id), app.submit_time)
+
+
 def app_key(app: Application, f: Facts, before: Before, capacity: Mapping[str, int],
-            ) -> tuple[object, ...]:
-    """The leaf's order: fifo (and stateaware) by submission time, the highest pending
-    priority, the id; fair by usage shares against the leaf's guarantee (else the
+            since: float) -> tuple[object, ...]:
+    """The leaf's order: fifo (and stateaware) by submission time (``since``), the highest
+    pending priority, the id; fair by usage shares against the leaf's guarantee (else the
     partition's capacity), priority, submission; priority first when the leaf sorts
     by priority."""
     prio = -before.apps.get(app.id, 0)
@@ -107,8 +115,7 @@ def app_key(app: Application, f: Facts, before: Before, capacity: Mapping[str, i
         s = shares(_app_used(app, before), f.guaranteed or capacity)
         return (prio, s, app.submit_seq, app.id) if f.priority_first else (
             s, prio, app.submit_seq, app.id)
-    return (prio, app.submit_time, app.id) if f.priority_first else (
-        app.submit_time, prio, app.id)
+    return (prio, since, app.id) if f.priority_first else (since, prio, app.id)
 
 
 def pending_below(queue: Queue, before: Before) -> int:
@@ -180,7 +187,9 @@ def _starting(ctx: CheckContext, p: PartitionState, app: Application, before: Be
     "for another ask): no sibling queue on its path sorted before (fair: usage shares of "
     "the guarantee, then priority, then more pending first by the sum of its pending "
     "quantities, then path), no application of its leaf sorted before "
-    "(fifo and stateaware: submission time, priority, id; fair: usage shares of the "
+    "(fifo and stateaware: submission time, moved back by an earlier creationTime tag of "
+    "an ask the core took or an allocation it recovered, then priority, id; fair: usage "
+    "shares of the "
     "leaf's guarantee or the partition's capacity, priority, submission), and no ask of "
     "its own application sorted before (priority, then arrival) could be placed; in a "
     "stateaware leaf an application not yet started is the first in fifo order of those "
@@ -227,17 +236,17 @@ def _judge(ctx: CheckContext, p: PartitionState, part: model.PartitionModel | No
                                  f"{other.id} was starting")
         waiting = [o for o in leaf.apps.values() if _waiting(ctx, p, o, before)
                    and any(n > 0 for n in before.pending.get(o.id, {}).values())]
-        fifo = min(waiting, key=lambda o: (o.submit_time, -before.apps.get(o.id, 0), o.id),
-                   default=app)
+        fifo = min(waiting, key=lambda o: (submitted(ctx, p, o), -before.apps.get(o.id, 0),
+                                           o.id), default=app)
         if fifo is not app:
             return Violation("scheduling.order", subject,
                              f"started {app.id} in stateaware {leaf.path} while {fifo.id}, "
                              "submitted before it, was waiting")
-    key = app_key(app, f, before, p.capacity)
+    key = app_key(app, f, before, p.capacity, submitted(ctx, p, app))
     for other in leaf.apps.values():
         if other is app or (f.priority_first and before.apps.get(other.id, 0) != mine):
             continue
-        if app_key(other, f, before, p.capacity) < key:
+        if app_key(other, f, before, p.capacity, submitted(ctx, p, other)) < key:
             found = next(fitting_asks(ctx, p, part, before, other, reserved), None)
             if found is not None:
                 return Violation("scheduling.order", subject,

@@ -16,7 +16,6 @@ weaker than the core it judges never reports a correct core).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import pairwise
 from typing import Any
@@ -56,7 +55,9 @@ TRIGGER = P.check(
 VICTIMS = P.check(
     "preemption.victims",
     "General preemption takes victims only from other leaves inside the ask's preemption "
-    "fence that are not preemption.policy disabled and hold more than their guarantee "
+    "fence (the first queue up from the ask's leaf that is preemption.policy fence or "
+    "whose max its usage plus the ask would exceed, else root) that are not "
+    "preemption.policy disabled and hold more than their guarantee "
     "(capped by their max), with a priority at most the ask's priority as adjusted down to "
     "the victim's leaf (any priority inside a priority-fenced subtree whose offset is at "
     "most that priority), never a required-node allocation, never one already being "
@@ -64,7 +65,8 @@ VICTIMS = P.check(
     "guarantee. Required-node preemption takes victims only on the required node, never "
     "a required-node allocation or one of a higher priority than the ask, and they with the "
     "node's free room cover the ask.",
-    f"{SOURCE}: laws 2, 3, 5, 6, 7; findEligiblePreemptionVictims; "
+    f"{SOURCE}: laws 2, 3, 5, 6, 7; findEligiblePreemptionVictims, findPreemptionFenceRoot "
+    "(YUNIKORN-3241); "
     "tryRequiredNodePreemption",
     "A queue is pushed below its guarantee, a fence or a priority is crossed, or an "
     "allocation that must stay is killed.",
@@ -158,25 +160,9 @@ def disabled(chain: Sequence[model.QueueModel]) -> bool:
     return False
 
 
-_DURATION = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
-_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0,
-         "h": 3600.0}
-
-
 def delay(q: model.QueueModel) -> float:
     """``preemption.delay`` (inherited), a Go duration; bad or not positive: 30 s."""
-    text = q.properties.get("preemption.delay", "").strip()
-    sign = -1.0 if text.startswith("-") else 1.0
-    body = text.lstrip("+-")
-    pos, seconds = 0, 0.0
-    while pos < len(body):
-        match = _DURATION.match(body, pos)
-        if match is None:
-            return DEFAULT_DELAY
-        seconds += float(match.group(1)) * _UNIT[match.group(2)]
-        pos = match.end()
-    seconds *= sign
-    return seconds if body and seconds > 0 else DEFAULT_DELAY
+    return model.positive_duration(q.properties.get("preemption.delay"), DEFAULT_DELAY)
 
 
 def guaranteed(chain: Sequence[model.QueueModel]) -> dict[str, int]:
@@ -261,11 +247,19 @@ def victim_priority_bound(part: model.PartitionModel, ask_path: str, ask_priorit
     return MAX if fenced else p
 
 
-def fence_root(chain: Sequence[model.QueueModel]) -> str:
-    """The first queue from the leaf up whose preemption.policy is fence; root otherwise."""
-    for q in chain:
+def fence_root(chain: Sequence[model.QueueModel], rv: RMView | None = None,
+               partition: str = "", ask: Mapping[str, int] | None = None) -> str:
+    """The first queue from the leaf up whose preemption.policy is fence, or (with the
+    shim's usage and the ask) whose max the usage below it plus the ask exceeds in a type
+    the max names: reaching it exactly does not fence (YUNIKORN-3241, YuniKorn
+    ``findPreemptionFenceRoot``); root otherwise."""
+    for q in chain[:-1]:
         if _policy(q) == "fence":
             return q.path
+        if rv is not None and ask is not None and q.max:
+            used = qty.plus(rv.usage_below(partition, q.path), ask)
+            if any(used.get(k, 0) > limit for k, limit in q.max.items()):
+                return q.path
     return chain[-1].path
 
 
@@ -312,7 +306,7 @@ def victim_verdict(rv: RMView, part: model.PartitionModel, chain: Sequence[model
     if vapp is None or vchain is None or v.releasing is not None or v.required_node \
             or vapp.path == chain[0].path:
         return None
-    root = fence_root(chain)
+    root = fence_root(chain, rv, part.name, ask.resource)
     if not (vapp.path + ".").startswith(root + ".") or disabled(vchain):
         return None
     used = rv.usage_below(vapp.partition, vapp.path)
@@ -428,7 +422,7 @@ def _judge_general(m: Monitor, rv: RMView, call: Call, subject: str, ask: AskVie
         m.report(TRIGGER, subject, f"the ask fitted its queue headroom and node {room}'s "
                  f"free room {qty.show(rv.free(room))}")
     all_nodes, schedulable = _clusters(rv, partition)
-    root = fence_root(chain)
+    root = fence_root(chain, rv, partition, ask.resource)
     removed: dict[str, dict[str, int]] = {}
     for v in victims:
         vapp = rv.apps.get(v.app)

@@ -27,7 +27,7 @@ from statemachines.application import SCHEDULABLE
 from . import limits, model
 from . import quantities as qty
 from .registry import CheckContext, Violation, invariant
-from .scheduling import _may_start, parked
+from .scheduling import _may_start, backing_off, parked
 from .shim import REQUIRED_NODE
 from .view import Allocation, Application, Ask, Node, PartitionState, Queue, partitions, rms
 
@@ -234,6 +234,8 @@ def fitting_asks(ctx: CheckContext, p: PartitionState, part: model.PartitionMode
     leaf's policy certainly offered it resources (it got the allocation judged)."""
     if app.state not in SCHEDULABLE or not _may_start(p, app) or app.queue is None:
         return
+    if not offered and backing_off(ctx, p, app):
+        return  # skipped until its backoff ends (scheduling.backoff judges that)
     if not offered and app.queue.sort_policy == "stateaware" and app.state != "Completing" \
             and not any(
             uuid not in before.later for uuid in app.allocations):

@@ -215,7 +215,7 @@ def accepted(m: Monitor, rv: RMView, call: Call, add: si.AddApplicationRequest,
         app_id, add.partition_name or "default", Kept(add), path,
         gang=qty.positive(ph), style=add.gang_scheduling_style or "Soft",
         placeholder_timeout=timeout / 1000.0 if timeout > 0 else 15 * 60.0,
-        state_since=call.now,
+        state_since=call.now, accepted_at=call.now, fifo_since=call.now,
         group=limits.group_for(part.chain(path), add.ugi.groups) if part else "",
         placed=placed)
     rv.finished.pop(app_id, None)
@@ -359,6 +359,8 @@ def _node_created(m: Monitor, rv: RMView, call: Call, info: si.NodeInfo) -> None
             ask.max_allocations += 1
         ask.allocated += 1
         app = rv.apps.get(msg.application_id)
+        if app is not None:
+            app.created(msg.allocation_tags)
         if app is not None and msg.placeholder and app.placeholder_start is None:
             app.placeholder_start = call.now
         held = core.allocations.get(msg.uuid) if core is not None else None
@@ -552,6 +554,10 @@ def end_allocation(m: Monitor, rv: RMView, call: Call, req: si.AllocationRequest
                      "an unchanged re-send of a fully allocated ask was rejected (a shim "
                      "failing the task on it would kill a running pod)")
         refused = min(max(0, rejected - forced), len(updates))
+        taken = rv.asks.get(key)
+        owner = rv.apps.get(key[0])
+        if rejected == 0 and taken is not None and owner is not None:
+            owner.created(taken.tags)  # a creationTime tag moves its submission back
         if refused == 0:
             continue
         state = updates[0][0] if refused == len(updates) else _refused_among(

@@ -8,7 +8,7 @@ core's own helpers, so a bug in one of them can not hide from this check.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from scheduler import si
 from statemachines.application import SCHEDULABLE, STARTED
@@ -17,7 +17,7 @@ from . import limits
 from . import quantities as qty
 from .registry import CheckContext, Violation, invariant
 from .shim import REQUIRED_NODE
-from .view import Allocation, Application, Ask, PartitionState, Queue, partitions, rms
+from .view import Allocation, Application, Ask, Node, PartitionState, Queue, partitions, rms
 
 PREEMPTED = si.TerminationType.PREEMPTED_BY_SCHEDULER
 REPLACED = si.TerminationType.PLACEHOLDER_REPLACED
@@ -37,15 +37,14 @@ def _may_start(p: PartitionState, app: Application) -> bool:
     return True
 
 
-def _fifo(app: Application) -> tuple[float, int, str]:
-    """YuniKorn's fifo: submission time, then the highest pending ask priority, then id."""
-    return (app.submit_time, -max(k.priority for k in app.pending_asks.values()), app.id)
-
-
-def _offered(queue: Queue) -> list[Application]:
+def _offered(queue: Queue, since: Mapping[tuple[str, str], float], rm_id: str,
+             ) -> list[Application]:
     """The applications the leaf's policy offers resources to (stateaware filters the
-    fifo order: the first not yet running is the one it may start)."""
-    apps = sorted((a for a in queue.apps.values() if a.pending_asks), key=_fifo)
+    fifo order, YuniKorn's: submission time as the model shim saw it, the highest pending
+    ask priority, id; the first not yet running is the one it may start)."""
+    apps = sorted((a for a in queue.apps.values() if a.pending_asks), key=lambda app: (
+        since.get((rm_id, app.id), app.submit_time),
+        -max(k.priority for k in app.pending_asks.values()), app.id))
     if queue.sort_policy != "stateaware":
         return apps
     starting = any(a.state == "Accepted" and a.allocations for a in queue.apps.values())
@@ -58,6 +57,14 @@ def _offered(queue: Queue) -> list[Application]:
             out.append(app)
             admitted = True
     return out
+
+
+def backing_off(ctx: CheckContext, p: PartitionState, app: Application) -> bool:
+    """The application was backing off when the call began and still is (the core's word;
+    ``scheduling.backoff`` judges whether it had the right to): it is not scheduled."""
+    before: Mapping[tuple[str, str, str], float] = ctx.extra.get("backoff_before") or {}
+    now = ctx.scheduler.clock.now()
+    return app.backoff_until > now or before.get((p.rm_id, p.name, app.id), 0.0) > now
 
 
 def unconfirmed_victim(ctx: CheckContext, alloc: Allocation) -> bool:
@@ -102,7 +109,8 @@ def _required_reservation(p: PartitionState, key: tuple[str, str]) -> bool:
 @invariant(
     "scheduling.maximal",
     "Right after schedule(), no pending ask that may be scheduled (its application may "
-    "start, its queue path has headroom, it is not parked on a placeholder, waiting "
+    "start and is not backing off, its queue path has headroom, it is not parked on a "
+    "placeholder, waiting "
     "for its gang's placeholders, or a real ask waiting for the RM to confirm a preempted "
     "placeholder of its task group) fits the free room of a schedulable node that is not "
     "reserved for another ask.",
@@ -117,50 +125,93 @@ def _maximal(ctx: CheckContext) -> Iterator[Violation]:
     for p in partitions(ctx.scheduler):
         if p.state == "Stopped" or p.rm_id not in running:
             continue
-        # With a predicates callback the check needs the same function (the checker's).
-        passes = ctx.extra.get("predicate")
-        if p.predicates is not None and passes is None:
+        room = _Room(ctx, p)
+        if not room.judged:
             continue
-        nodes = sorted((n for n in p.nodes.values() if n.state == "Schedulable"),
-                       key=lambda n: n.id)
-        free = {n.id: qty.minus(qty.minus(n.capacity, n.occupied), n.allocated) for n in nodes}
-        configs, groups = ctx.extra.get("configs", {}), ctx.extra.get("groups", {})
-        config = configs.get(p.rm_id)
-        part = config.partition(p.name) if config is not None else None
-        used, counted = limits.expected(p)
         for queue in p.queues.values():
             if not queue.is_leaf:
                 continue
-            for app in _offered(queue):
-                if app.state not in SCHEDULABLE or not _may_start(p, app):
+            for app in _offered(queue, ctx.extra.get("fifo_since") or {}, p.rm_id):
+                if app.state not in SCHEDULABLE or not _may_start(p, app) \
+                        or backing_off(ctx, p, app):
                     continue
-                gang_pending = bool(app.placeholder_ask) and any(
-                    k.placeholder for k in app.pending_asks.values())
                 for ask in app.pending_asks.values():
-                    if parked(ctx, ask) or (gang_pending and not ask.placeholder) \
-                            or _waits_for_victim(ctx, app, ask):
+                    if not room.may_go(app, ask):
                         continue
-                    path = app.queue.ancestry() if app.queue is not None else []
-                    if any(q.max is not None and not qty.within(qty.plus(q.allocated,
-                                                                         ask.resource), q.max)
-                           for q in path):
-                        continue
-                    if limits.held_back(part, used, counted, app, ask.resource,
-                                        groups.get((p.rm_id, app.id))):
-                        continue
-                    required = ask.tags.get(REQUIRED_NODE, "")
-                    for node in nodes:
-                        if required and node.id != required:
-                            continue
-                        if node.reservation not in (None, (app.id, ask.key)) and (
-                                not required or _required_reservation(p, node.reservation)):
-                            continue
-                        if passes is not None and p.predicates is not None \
-                                and not passes(ask.key, node.id):
-                            continue
-                        if qty.fits(ask.resource, free[node.id]):
-                            yield Violation(
-                                "scheduling.maximal", f"ask {p.name}/{app.id}/{ask.key}",
-                                f"left pending although node {node.id} has room "
-                                f"{qty.show(free[node.id])} for {qty.show(ask.resource)}")
-                            break
+                    node = room.node_for(app, ask)
+                    if node is not None:
+                        yield Violation(
+                            "scheduling.maximal", f"ask {p.name}/{app.id}/{ask.key}",
+                            f"left pending although node {node.id} has room "
+                            f"{qty.show(room.free[node.id])} for {qty.show(ask.resource)}")
+
+
+class _Room:
+    """What ``scheduling.maximal`` reads of one partition: which pending asks may be
+    scheduled now and which node has room for them."""
+
+    def __init__(self, ctx: CheckContext, p: PartitionState) -> None:
+        self.ctx, self.p = ctx, p
+        # With a predicates callback the check needs the same function (the checker's).
+        self.passes = ctx.extra.get("predicate")
+        self.judged = p.predicates is None or self.passes is not None
+        self.nodes = sorted((n for n in p.nodes.values() if n.state == "Schedulable"),
+                            key=lambda n: n.id)
+        self.free = {n.id: qty.minus(qty.minus(n.capacity, n.occupied), n.allocated)
+                     for n in self.nodes}
+        configs, self.groups = ctx.extra.get("configs", {}), ctx.extra.get("groups", {})
+        config = configs.get(p.rm_id)
+        self.part = config.partition(p.name) if config is not None else None
+        self.used, self.counted = limits.expected(p)
+
+    def may_go(self, app: Application, ask: Ask) -> bool:
+        """Not parked, not waiting for its gang or a preempted placeholder, within the
+        headroom of its queue path and of its user's and group's limits."""
+        gang_pending = bool(app.placeholder_ask) and any(
+            k.placeholder for k in app.pending_asks.values())
+        if parked(self.ctx, ask) or (gang_pending and not ask.placeholder) \
+                or _waits_for_victim(self.ctx, app, ask):
+            return False
+        path = app.queue.ancestry() if app.queue is not None else []
+        if any(q.max is not None and not qty.within(qty.plus(q.allocated, ask.resource), q.max)
+               for q in path):
+            return False
+        return not limits.held_back(self.part, self.used, self.counted, app, ask.resource,
+                                    self.groups.get((self.p.rm_id, app.id)))
+
+    def node_for(self, app: Application, ask: Ask) -> Node | None:
+        """A schedulable node not reserved for another ask whose free room fits ``ask``."""
+        p = self.p
+        required = ask.tags.get(REQUIRED_NODE, "")
+        for node in self.nodes:
+            if required and node.id != required:
+                continue
+            if node.reservation not in (None, (app.id, ask.key)) and (
+                    not required or _required_reservation(p, node.reservation)):
+                continue
+            if self.passes is not None and p.predicates is not None \
+                    and not self.passes(ask.key, node.id):
+                continue
+            if qty.fits(ask.resource, self.free[node.id]):
+                return node
+        return None
+
+
+def walk_would_place(ctx: CheckContext, p: PartitionState, app: Application) -> bool:
+    """Whether a walk of ``app`` would place something (the end of its backoff matters):
+    in its ask order, an ask that may go and has a node comes before as many asks that
+    find no node as its leaf's backoff threshold (those back it off again first)."""
+    room = _Room(ctx, p)
+    if not room.judged or app.state not in SCHEDULABLE or not _may_start(p, app):
+        return False
+    limit = app.queue.backoff_asks if app.queue is not None else 0
+    missed = 0
+    for ask in app.pending_asks.values():
+        if limit and missed >= limit:
+            return False
+        if not room.may_go(app, ask):
+            continue
+        if room.node_for(app, ask) is not None:
+            return True
+        missed += 1
+    return False

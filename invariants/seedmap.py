@@ -325,6 +325,17 @@ MAP: tuple[Entry, ...] = (
       "(reservations made or dropped in the cycle, applications that started in it, "
       "stateaware's choice) the core's choice is taken as right. With priority sorting "
       "disabled priority only breaks the policy's ties (scheduling.order)."),
+    # -- YuniKorn's scheduling features the seeds are silent on (issue 32 item 13) ---------
+    E(Y, "Submission time", "An ask the core takes or an allocation it recovers whose "
+      "creationTime tag is earlier than its application's submission moves the submission "
+      "time back; fifo order reads it.", ("scheduling.order", "sorting.fifo_by_creation"),
+      "The model shim keeps its own submission time from the tags it sent."),
+    E(Y, "Application backoff", "Once application.unschedasks.backoff asks of one application "
+      "found no node in one walk and another ask follows, the application is skipped for "
+      "application.unschedasks.backoff.delay.",
+      ("scheduling.backoff", "scheduling.backed_off", "scheduling.backoff_ended"),
+      "That a backoff must begin is judged where it is certain: asks larger than any node, "
+      "no max, limit, predicate, gang or stateaware on the way."),
     # -- YuniKorn's preemption (the seeds name only its SI fields; docs/design-notes.md) ----
     E(Y, "Preemption, laws 1, 4 and when it is attempted", "A general preemption is started "
       "once per ask, only for an ask with allowPreemptOther, in a partition with "
@@ -338,13 +349,14 @@ MAP: tuple[Entry, ...] = (
       "preemption does happen when it must is a liveness property, judged by the explorer "
       "where one victim settles it and the ask's path is within its guarantee."),
     E(Y, "Preemption, laws 2, 3, 5, 6, 7", "Victims come from other leaves inside the ask's "
-      "fence, not disabled, over their guarantee, of a priority at most the ask's adjusted "
+      "fence (a fence policy, or a queue the ask would take past its max: YUNIKORN-3241), "
+      "not disabled, over their guarantee, of a priority at most the ask's adjusted "
       "by offsets and fences; never a required-node allocation or one being released; no "
       "victim leaf is left below its guarantee. Required-node victims sit on the node, are "
       "not required-node allocations, have no higher priority, and free enough. A leaf a "
       "placement rule created has its childtemplate's settings, none of its parent's.",
       ("preemption.victims", "preemption.placeholder_victim", "preemption.refused_guarantee",
-       "preemption.created_victim")),
+       "preemption.created_victim", "preemption.spared_max_fenced")),
     E(Y, "Preemption, the victim choice", "No victim beyond what the ask needs (the node's "
       "victims end where the ask fits, further ones only while its leaf is not within its "
       "guarantee; required-node ones end where they cover the ask); every victim frees "

@@ -91,8 +91,20 @@ class AppView:
     placed: model.Placed | None = None
     """How the checker's placement reading placed it: by which rule, after how many
     refusals, or by ``root.default`` (coverage only)."""
+    accepted_at: float = 0.0
+    """When the core accepted it."""
+    fifo_since: float = 0.0
+    """Its submission time as fifo order reads it: when the core accepted it, moved back
+    to the ``creationTime`` tag of any ask the core took or allocation it recovered for it
+    that is earlier (YuniKorn ``AddAllocationAsk``, ``addAllocationInternal``)."""
     user: str = field(init=False)
     """The submitting user (its limits apply)."""
+
+    def created(self, tags: dict[str, str]) -> None:
+        """The core took an ask or recovered an allocation with these tags."""
+        at = model.created_at(tags)
+        if at is not None and at < self.fifo_since:
+            self.fifo_since = at
 
     def __post_init__(self) -> None:
         self.user = self.submitted.get().ugi.user

@@ -85,7 +85,9 @@ def timers(scheduler: Scheduler) -> list[tuple[float, str, Any, bool]]:
                 t.target.timer_token == t.token
         elif p is not None and p.apps.get(t.target.id) is t.target:
             token = t.target.placeholder_token if t.kind == "placeholder" \
-                else t.target.timer_token
-            live = token == t.token
+                else t.target.backoff_token if t.kind == "backoff" else t.target.timer_token
+            # A backoff's end matters only while the application waits for something
+            # (``explore.scope.next_live_timer`` asks whether its end lets anything happen).
+            live = token == t.token and (t.kind != "backoff" or bool(t.target.pending_asks))
         out.append((t.due, t.kind, t.target, live))
     return out

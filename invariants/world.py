@@ -66,6 +66,7 @@ class World:
         self._reserved: dict[tuple[str, str], str] = {}
         self._reserved_before: dict[tuple[str, str], dict[tuple[str, str], str]] = {}
         self._states_before: dict[tuple[str, str, str], str] = {}
+        self._backoff_before: dict[tuple[str, str, str], float] = {}
         self._held_apps: set[str] = set()
         self._preemptors: set[str] = set()
         """Keys of asks that preempted and wait for the room."""
@@ -99,6 +100,7 @@ class World:
         self.shim.begin(step)
         self._reserved_before = self._reservations() if step.call == "schedule" else {}
         self._states_before = self._app_states() if step.call == "schedule" else {}
+        self._backoff_before = self._backoffs() if step.call == "schedule" else {}
         error: BaseException | None = None
         crash: Violation | None = None
         try:
@@ -197,27 +199,7 @@ class World:
         reserving = {(msg.application_id, msg.allocation_key) for kind, msg in self.shim.observed
                      if kind == "update_container_scheduling_state"
                      and msg.state == si.SchedulingState.RESERVED} if after_schedule else set()
-        view = {uuid: (a.app, a.node) for rv in self.shim.rms.values() if not rv.stopped
-                for uuid, a in rv.allocs.items()}
-        ctx = CheckContext(self.api, recorder=self.recorder, shim_view=view,
-                           extra={"after_schedule": after_schedule, "predicate": self.predicate,
-                                  "configs": {rm: rv.config for rm, rv in self.shim.rms.items()},
-                                  "allocated": made,
-                                  "reserving": reserving,
-                                  "reserved_before": self._reserved_before,
-                                  "states_before": self._states_before,
-                                  "preempting": {u for rv in self.shim.rms.values()
-                                                 for u, a in rv.allocs.items()
-                                                 if a.releasing == PREEMPTED},
-                                  "replacing": {u for rv in self.shim.rms.values()
-                                                for u, a in rv.allocs.items()
-                                                if a.releasing == REPLACED},
-                                  "created": {(rm, name): made
-                                              for rm, rv in self.shim.rms.items()
-                                              for name, made in rv.created.items()},
-                                  "groups": {(rm, app_id): a.group
-                                             for rm, rv in self.shim.rms.items()
-                                             for app_id, a in rv.apps.items()}})
+        ctx = self.context(after_schedule, made, reserving)
         out: list[Violation] = []
         timings = self.timings
         for inv in REGISTRY.values():
@@ -233,6 +215,35 @@ class World:
             timings[inv.name] = timings.get(inv.name, 0.0) + time.perf_counter() - started
         return out
 
+    def context(self, after_schedule: bool = False, made: list[str] | None = None,
+                reserving: set[tuple[str, str]] | None = None) -> CheckContext:
+        """What the checks read now: the core, the recorder, and the model shim's records."""
+        view = {uuid: (a.app, a.node) for rv in self.shim.rms.values() if not rv.stopped
+                for uuid, a in rv.allocs.items()}
+        return CheckContext(self.api, recorder=self.recorder, shim_view=view,
+                           extra={"after_schedule": after_schedule, "predicate": self.predicate,
+                                  "configs": {rm: rv.config for rm, rv in self.shim.rms.items()},
+                                  "allocated": made or [],
+                                  "reserving": reserving or set(),
+                                  "reserved_before": self._reserved_before,
+                                  "states_before": self._states_before,
+                                  "backoff_before": self._backoff_before,
+                                  "preempting": {u for rv in self.shim.rms.values()
+                                                 for u, a in rv.allocs.items()
+                                                 if a.releasing == PREEMPTED},
+                                  "replacing": {u for rv in self.shim.rms.values()
+                                                for u, a in rv.allocs.items()
+                                                if a.releasing == REPLACED},
+                                  "created": {(rm, name): made
+                                              for rm, rv in self.shim.rms.items()
+                                              for name, made in rv.created.items()},
+                                  "fifo_since": {(rm, app_id): a.fifo_since
+                                                 for rm, rv in self.shim.rms.items()
+                                                 for app_id, a in rv.apps.items()},
+                                  "groups": {(rm, app_id): a.group
+                                             for rm, rv in self.shim.rms.items()
+                                             for app_id, a in rv.apps.items()}})
+
     def _reservations(self) -> dict[tuple[str, str], dict[tuple[str, str], str]]:
         """Per (RM, partition): which node each reserved ask holds (``priority.order``)."""
         with self.api.lock:
@@ -247,6 +258,26 @@ class World:
         return any(
             (node := held.get((a.application_id, a.allocation_key))) not in (None, a.node_id)
             and any(b.node_id == node for b in new[i + 1:]) for i, a in enumerate(new))
+
+    def _backoffs_seen(self, new: list[si.Allocation]) -> list[str]:
+        """Coverage of application backoff in this cycle: an application backed off
+        (``backed_off``); one whose backoff had ended got an allocation (``backoff_ended``)."""
+        now = self.clock.now()
+        out = []
+        after = self._backoffs()
+        if any(v > now and v != self._backoff_before.get(k, 0.0) for k, v in after.items()):
+            out.append("backed_off")
+        ended = {k[2] for k, v in self._backoff_before.items() if 0.0 < v <= now}
+        if any(a.application_id in ended for a in new):
+            out.append("backoff_ended")
+        return out
+
+    def _backoffs(self) -> dict[tuple[str, str, str], float]:
+        """Per (RM, partition, application): the end of its backoff before the call
+        (``scheduling.backoff``)."""
+        with self.api.lock:
+            return {(p.rm_id, p.name, a.id): a.backoff_until for p in view.partitions(self.api)
+                    for a in p.apps.values()}
 
     def _app_states(self) -> dict[tuple[str, str, str], str]:
         """Per (RM, partition, application): its state before the call
@@ -345,6 +376,7 @@ class World:
             record.state.update(dict.fromkeys(self._fence_decided(new), True))
         if step.call == "schedule":
             record.state.update(dict.fromkeys(self._order_decided(new), True))
+            record.state.update(dict.fromkeys(self._backoffs_seen(new), True))
         if step.call == "schedule" and not any(
                 r.termination_type == PREEMPTED for r in record.released()) \
                 and not record.states(RESERVED) and self._refused_for_guarantee():
@@ -491,7 +523,9 @@ class World:
         view after it): a fair leaf served one application while another of the same
         leaf and priority waited with an ask no larger (``fair_decided``); a stateaware
         leaf kept an Accepted application waiting with a pending ask while another one was
-        starting (``stateaware_held``); a binpacking partition placed a pod on one node while
+        starting (``stateaware_held``); a fifo leaf served an application a
+        ``creationTime`` tag moved before another submitted earlier that waited with an ask
+        no larger (``fifo_by_creation``); a binpacking partition placed a pod on one node while
         another schedulable node had room for it (``binpacking_decided``); a pod went
         elsewhere while a draining node had room for it (``draining_passed_over``)."""
         out: list[str] = []
@@ -511,6 +545,12 @@ class World:
                         and (other := rv.apps.get(k.app)) is not None and other.path == app.path
                         for k in pending):
                     out.append("fair_decided")
+                if leaf is not None and leaf.sort_policy in ("fifo", "stateaware") and any(
+                        k.app != app.id and k.priority == a.priority and qty.fits(k.resource, size)
+                        and (other := rv.apps.get(k.app)) is not None and other.path == app.path
+                        and other.accepted_at < app.accepted_at
+                        and other.fifo_since > app.fifo_since for k in pending):
+                    out.append("fifo_by_creation")
                 if part.node_policy == "binpacking" and any(
                         n.id != a.node_id and n.partition == app.partition
                         and n.state == "Schedulable" and qty.fits(size, rv.free(n.id))
@@ -563,7 +603,8 @@ class World:
 
 def _spared_by_settings(rv: RMView, victim: AllocView, ask: AskView) -> set[str]:
     """What a preemption left running although its leaf was over its guarantee, and why
-    (coverage): outside the ask's preemption fence (``spared_fenced``), in a leaf whose
+    (coverage): outside the ask's preemption fence (``spared_fenced``; ``spared_max_fenced``
+    when a queue's max made it, YUNIKORN-3241), in a leaf whose
     preemption is ``disabled`` (``spared_disabled``), or of a priority above what the
     ask may preempt (``spared_priority``)."""
     app = rv.apps.get(ask.app)
@@ -572,7 +613,7 @@ def _spared_by_settings(rv: RMView, victim: AllocView, ask: AskView) -> set[str]
         if app is not None and part is not None else None
     if app is None or part is None or chain is None:
         return set()
-    root = preemption.fence_root(chain)
+    root = preemption.fence_root(chain, rv, app.partition, ask.resource)
     cluster = qty.total(n.capacity for n in rv.nodes.values() if n.partition == app.partition)
     out: set[str] = set()
     for a in rv.allocs.values():
@@ -586,6 +627,8 @@ def _spared_by_settings(rv: RMView, victim: AllocView, ask: AskView) -> set[str]
             continue
         if not (vapp.path + ".").startswith(root + "."):
             out.add("spared_fenced")
+            if (vapp.path + ".").startswith(preemption.fence_root(chain) + "."):
+                out.add("spared_max_fenced")
         elif preemption.disabled(vchain):
             out.add("spared_disabled")
         else:

@@ -296,6 +296,8 @@ class Application:
         "allocated",
         "allocations",
         "asks",
+        "backoff_token",
+        "backoff_until",
         "completing_timed_out",
         "counted_running",
         "execution_timeout_ms",
@@ -371,6 +373,10 @@ class Application:
         self.resting = False
         self.placeholder_token = 0
         self.completing_timed_out = False
+        # Application backoff: no regular scheduling before this time (0: none), and the
+        # token of the timer that marks its end.
+        self.backoff_until = 0.0
+        self.backoff_token = 0
         # What admission checked: the queue's sort policy and the max of every
         # queue on the path when the application was accepted (for the invariants).
         self.admission: tuple[str, tuple[tuple[str, Resource], ...]] = ("", ())
@@ -470,6 +476,8 @@ class Queue:
         "allocated",
         "app_order",
         "apps",
+        "backoff_asks",
+        "backoff_delay",
         "chain",
         "child_order",
         "child_template",
@@ -522,6 +530,10 @@ class Queue:
         self.preempting: Resource = {}
         self.preemption_policy = "default"
         self.preemption_delay = 30.0
+        # Application backoff (``scheduler.preemption.backoff_of``): after this many asks of
+        # one application found no node in one pass (0: never), it is skipped this long.
+        self.backoff_asks = 0
+        self.backoff_delay = 30.0
         self.max: Resource | None = None
         self.guaranteed: Resource | None = None
         self.max_applications = 0

@@ -90,6 +90,27 @@ def configure(queue: Queue, own: Mapping[str, str], inherits: bool = True) -> No
     """
     queue.preemption_policy = policy_of(own, queue.parent if inherits else None)
     queue.preemption_delay = delay_of(queue.properties)
+    queue.backoff_asks, queue.backoff_delay = backoff_of(queue.properties)
+
+
+BACKOFF = "application.unschedasks.backoff"
+BACKOFF_DELAY = "application.unschedasks.backoff.delay"
+DEFAULT_BACKOFF_DELAY = 30.0
+_UINT = re.compile(r"[0-9]+")
+
+
+def backoff_of(properties: Mapping[str, str]) -> tuple[int, float]:
+    """Application backoff, not preemption, read here with the other leaf delays: how many
+    asks of one application may find no node in one pass before the application is skipped
+    (Go's ``ParseUint``: decimal digits within uint64; anything else is 0, off), and for
+    how long (a positive Go duration, else 30 s). Inherited like every property
+    (apache/yunikorn-core be3bb48 pkg/scheduler/objects/queue.go applyConf,
+    ``unschedulableAskBackoff``, ``convertDelay``; YUNIKORN-3115)."""
+    text = properties.get(BACKOFF, "")
+    asks = int(text) if _UINT.fullmatch(text) and int(text) < 2**64 else 0
+    delay_text = properties.get(BACKOFF_DELAY)
+    delay = parse_duration(delay_text) if delay_text is not None else None
+    return asks, delay if delay is not None and delay > 0 else DEFAULT_BACKOFF_DELAY
 
 
 def allow_self(policy: si.PreemptionPolicy | None) -> bool:

@@ -348,6 +348,12 @@ def _scheduling_room_appears(w: World) -> str:
     return f"ask default/{app_id}/{key}"
 
 
+def _backoff_without_cause(w: World) -> str:
+    """An application backing off in a leaf whose application.unschedasks.backoff is off."""
+    w.partition.apps["app-1"].backoff_until = w.api.clock.now() + 30.0
+    return "application default/app-1"
+
+
 def _app_state_completed(w: World) -> str:
     w.partition.apps["app-1"].state = "Completed"
     return "application default/app-1"
@@ -463,6 +469,7 @@ CORRUPTIONS: dict[str, list[Corruption]] = {
     "lifecycle.legal": [_lifecycle_state_assigned, _lifecycle_ask_state_assigned,
                         _lifecycle_undeclared_state],
     "scheduling.maximal": [_scheduling_room_appears],
+    "scheduling.backoff": [_backoff_without_cause],
     "limits.accounting": [_user_usage, _user_running],
     "priority.cached": [_app_priority_stale, _queue_priority_stale],
     "priority.order": [_priority_passed_over],
@@ -535,6 +542,7 @@ def test_check_all_reports_every_invariant_at_once(world: World) -> None:
         "gang.admission": _gang_admitted_fair,
         "lifecycle.legal": _lifecycle_ask_state_assigned,
         "scheduling.maximal": _scheduling_room_appears,
+        "scheduling.backoff": _backoff_without_cause,
         "preemption.accounting": _queue_preempting,
     }
     for corrupt in chosen.values():

@@ -259,7 +259,15 @@ def _victims_env(parent1: str = "", leaf1: str = "", parent2: str = "", leaf2: s
     - name: leaf2
       {props(leaf2)}
 """
-    # The delay on root: properties are inherited, so it is every leaf's default.
+    env = _victims_base(yaml)
+    _ask_and_wait(env)
+    return env
+
+
+def _victims_base(yaml: str) -> PEnv:
+    """``yaml`` with a delay of 1 ms on root (properties are inherited, so it is every
+    leaf's default); node-1 of 80 filled by two pods of 40 of priority -1000 in
+    parent2.leaf2."""
     text = config(yaml).replace(
         "        submitacl:", "        properties: {preemption.delay: 1ms}\n        submitacl:", 1)
     env = PEnv(text)
@@ -267,12 +275,16 @@ def _victims_env(parent1: str = "", leaf1: str = "", parent2: str = "", leaf2: s
     env.add_app("victim", "root.parent2.leaf2")
     env.pask("victim", "low", 40, priority=-1000, repeats=2, other=False)
     assert env.schedule() == 2
+    return env
+
+
+def _ask_and_wait(env: PEnv) -> None:
+    """An ask of 30 in parent1.leaf1 that may preempt, past its delay."""
     env.add_app("app", "root.parent1.leaf1")
     env.pask("app", "ask", 30, priority=0)
     env.schedule()  # mode (b): this attempt reserves node-1, the next one may preempt
     env.clock.advance(1.0)
     env.schedule()
-    return env
 
 
 @pytest.mark.parametrize(("where", "expected"), [
@@ -299,6 +311,48 @@ def test_eligible_victims(where: dict[str, str], expected: int) -> None:
     of the two here.)"""
     env = _victims_env(**where)
     assert len(env.preempted()) == expected
+    assert env.violations() == []
+
+
+def _max_fence_env(parent1_max: str) -> PEnv:
+    yaml = f"""
+- name: parent1
+  resources: {{max: {parent1_max}}}
+  queues:
+    - name: leaf1
+      resources: {{guaranteed: {{memory: 30}}}}
+    - name: leaf3
+      resources: {{guaranteed: {{memory: 10}}}}
+- name: parent2
+  resources: {{guaranteed: {{memory: 40}}, max: {{memory: 200}}}}
+  queues:
+    - name: leaf2
+"""
+    env = _victims_base(yaml)
+    env.vnode("node-2", 60)
+    env.add_app("sibling", "root.parent1.leaf3")
+    env.pask("sibling", "low", 20, priority=-1000, repeats=2, other=False)
+    assert env.schedule() == 2
+    _ask_and_wait(env)
+    return env
+
+
+@pytest.mark.parametrize(("parent1_max", "victims"), [
+    ("{memory: 60}", ["sibling"]),
+    ("{memory: 70}", ["victim"]),
+    ("{memory: 60, vcore: 1}", ["sibling"]),
+    ("{vcore: 1}", ["victim"]),
+], ids=lambda v: str(v))
+def test_a_queue_the_ask_would_take_past_its_max_fences_preemption(
+        parent1_max: str, victims: list[str]) -> None:
+    """YUNIKORN-3241 (``queue_test.go`` TestFindEligiblePreemptionVictims, its max cases):
+    parent1 holds 40 (leaf3, above its guarantee of 10) and the ask of 30 in leaf1 would
+    take it to 70. Past a max of 60 parent1 is the fence root: only leaf3's pod goes, not
+    parent2's, which could never let the ask in. Reaching the max exactly (70), or a max
+    naming no type the usage and ask have, does not fence: the ask fits no node and takes
+    parent2's pod on node-1, first by id."""
+    env = _max_fence_env(parent1_max)
+    assert sorted(r.application_id for r in env.preempted()) == victims
     assert env.violations() == []
 
 

@@ -107,6 +107,37 @@ def test_fifo_older_application_first() -> None:
     assert [a.application_id for a in env.shim.allocations] == ["old"]
 
 
+def tagged_ask(env: Env, app_id: str, key: str, created: str) -> None:
+    env.api.update_allocation(si.AllocationRequest(rm_id=env.rm, asks=[si.AllocationAsk(
+        allocation_key=key, application_id=app_id, resource_ask=res(memory=10),
+        tags={"creationTime": created})]))
+
+
+def test_creation_time_tag_moves_submission_back() -> None:
+    """YuniKorn ``application_test.go`` TestAppSubmissionTime: an ask or a recovered
+    allocation whose ``creationTime`` tag (Unix seconds) is earlier than the application's
+    submission moves it back, and fifo order reads it; a later or unreadable tag changes
+    nothing. ``young`` (submitted at 1010) asks with a pod created at 500 and goes before
+    ``old`` (1000); ``old``'s recovered pod from 100 puts it first again."""
+    env = app_sort_env("fifo")
+    env.clock.set(1000.0)
+    env.add_app("old")
+    env.clock.set(1010.0)
+    env.add_app("young")
+    tagged_ask(env, "old", "k", "900")
+    tagged_ask(env, "young", "k", "500")
+    tagged_ask(env, "young", "k2", "xyz")
+    env.add_node("node-1", 10)
+    assert env.schedule() == 1
+    assert [a.application_id for a in env.shim.allocations] == ["young"]
+    env.add_node("node-2", 10, existing=[si.Allocation(
+        allocation_key="r", uuid="u-r", node_id="node-2", application_id="old",
+        resource_per_alloc=res(memory=5), allocation_tags={"creationTime": "100"})])
+    env.add_node("node-3", 10)
+    assert env.schedule() == 1
+    assert [a.application_id for a in env.shim.allocations] == ["young", "old"]
+
+
 def fair_vs_fifo(policy: str) -> list[str]:
     """app-1 already holds 10; then app-1 and app-2 each ask 10 with room for one."""
     env = app_sort_env(policy)
@@ -589,3 +620,55 @@ def test_a_zero_reservation_delay_reserves_at_once_and_a_negative_one_is_refused
         {"application_id": "app-1", "allocation_key": "big"}]
     with pytest.raises(ValueError, match="reservation_delay"):
         Scheduler(reservation_delay=-1.0)
+
+
+# ------------------------------------------------------- application backoff
+
+
+def backoff_env(props: str, asks: int = 3) -> Env:
+    """``partition_test.go`` TestApplicationBackoff: two nodes of 10, an application whose
+    asks of 15 fit neither, in a leaf with the backoff properties ``props``."""
+    env = Env(config(f"""
+- name: p
+  properties: {{{props}}}
+  queues:
+    - name: a
+"""))
+    env.add_node("node-1", 10)
+    env.add_node("node-2", 10)
+    env.add_app("app-1", "root.p.a")
+    for i in range(asks):
+        env.ask("app-1", f"alloc-{i + 1}", 15)
+    assert env.schedule() == 0
+    env.add_node("node-3", 20)
+    return env
+
+
+def test_application_backs_off_after_its_unschedulable_asks() -> None:
+    """TestApplicationBackoff: with ``application.unschedasks.backoff: 2`` (set on the parent:
+    inherited, TestQueueBackoffProperties) two asks found no node, so when the third is
+    reached the application is skipped for the default 30 s: a node with room that joins
+    meanwhile is not used before then."""
+    env = backoff_env('application.unschedasks.backoff: "2"')
+    assert env.schedule() == 0
+    assert env.advance(29.0) == 0
+    assert env.advance(1.0) == 1
+
+
+def test_backoff_delay_and_unreadable_settings() -> None:
+    """TestQueueBackoffProperties: ``application.unschedasks.backoff.delay`` sets how long
+    (a Go duration); a threshold that is not a decimal unsigned integer turns backoff off."""
+    env = backoff_env('application.unschedasks.backoff: "2", '
+                      'application.unschedasks.backoff.delay: "5s"')
+    assert env.schedule() == 0
+    assert env.advance(5.0) == 1
+    assert backoff_env('application.unschedasks.backoff: "-4"').schedule() == 1
+    assert backoff_env('application.unschedasks.backoff: "2", '
+                       'application.unschedasks.backoff.delay: "xyz"').advance(29.0) == 0
+
+
+def test_no_backoff_without_a_request_after_the_threshold() -> None:
+    """YuniKorn checks the count when it reaches the next request: with two asks and a
+    threshold of two, both fail and the application is not held back."""
+    env = backoff_env('application.unschedasks.backoff: "2"', asks=2)
+    assert env.schedule() == 1

@@ -39,7 +39,7 @@ import xxhash
 
 from scheduler.preemption import ATTEMPT_INTERVAL, DEFAULT_DELAY
 
-from .. import view
+from .. import scheduling, view
 from ..configured import CLEAN_INTERVAL
 from ..shim import COMPLETING_TIMEOUT, RETENTION
 from ..world import World
@@ -70,6 +70,7 @@ FIELDS: dict[str, dict[str, str]] = {
     },
     "Application": {
         "admission": "v", "allocated": "v", "allocations": "skip", "asks": "skip",
+        "backoff_token": "skip", "backoff_until": "skip",
         "completing_timed_out": "v", "counted_running": "v", "execution_timeout_ms": "v",
         "gang_style": "v", "groups": "v", "id": "skip", "limited_by": "skip",
         "partition_name": "v", "pending": "v",
@@ -87,6 +88,7 @@ FIELDS: dict[str, dict[str, str]] = {
     },
     "Queue": {
         "adminacl": "str", "allocated": "v", "app_order": "skip", "apps": "keys",
+        "backoff_asks": "v", "backoff_delay": "v",
         "chain": "skip", "child_order": "skip", "child_template": "str",
         "children": "keys", "guaranteed": "v", "is_leaf": "v", "limits": "str", "managed": "v",
         "max": "v",
@@ -105,7 +107,8 @@ FIELDS: dict[str, dict[str, str]] = {
 capped, while the ask may still preempt: :meth:`_Canon._preemption_ages`);
 ``seq`` a rank; ``uuid``/``node``/``nodeid`` renamed; ``score`` the sort key
 without the name; ``keys`` the keys of a mapping; ``str`` the text of a
-configuration object; ``skip`` a back reference, a token (timers carry
+configuration object; ``skip`` a back reference, a token or an application's backoff
+end (timers carry
 liveness instead), a name the record is already filed under, or a value
 derived from fields that are read (a queue's chain of ancestors, its
 applications and children in policy order, an application's limit keys).
@@ -120,6 +123,9 @@ SHIM_FIELDS: dict[str, dict[str, str]] = {
         "submitted": "skip: the request its id names in the scope (sent again on a resync)",
         "placed": "skip: how the placement was found (coverage only); its path is read",
         "user": "skip: read from the submission",
+        "accepted_at": "skip: left out as the core's submission time is ('clock')",
+        "fifo_since": "skip: left out as the core's submission time is ('clock'; its "
+                      "order is the submission order): the scopes send no creationTime tag",
     },
     "AskView": {
         "app": "v", "key": "v", "resource": "v", "max_allocations": "v", "placeholder": "v",
@@ -185,6 +191,17 @@ _REWRITES: dict[str, Rewrite] = {
 """How each kind of slot other than ``v`` is rewritten (see :data:`FIELDS`)."""
 
 _READERS = {cls: _reader(slots) for cls, slots in _READ.items()}
+
+
+def backoff_matters(world: World, app: Any) -> bool:
+    """An application's backoff ends to something: a walk of it would place an ask (else
+    it would only back off again, for ever, and its end is no event)."""
+    ctx = world.context()
+    for p in view.partitions(world.api):
+        held = p.apps.get(app.id)
+        if held is app and held is not None and scheduling.walk_would_place(ctx, p, held):
+            return True
+    return False
 
 
 def fingerprint(world: World, symmetry: bool = True,
@@ -314,7 +331,8 @@ class _Canon:
             nodes,
             sorted([list(k), self.nodes.get(n.id, n.id)] for k, n in p.reservations.items()),
             sorted(self.uuids.get(u, "?") for u in p.allocations),
-            sorted(list(x) for x in p.failed), sorted(p.exhausted),
+            sorted(list(x) for x in p.failed), sorted(list(x) for x in p.no_node),
+            sorted(p.exhausted),
             _plain(p.failed_shapes.shapes), _plain(p.unreservable.shapes), _plain(p.ceiling),
             sorted(self.nodes.get(n.id, "?") for n in p.node_order),
             sorted([*key, sorted(per_path.items())] for key, per_path in p.users.used.items()),
@@ -356,7 +374,7 @@ class _Canon:
     def _timers(self) -> list[Any]:
         out = []
         for due, kind, target, live in view.timers(self.world.api):
-            if not live:
+            if not live or (kind == "backoff" and not backoff_matters(self.world, target)):
                 continue
             name = self.uuids.get(target.uuid, "?") if kind == "execution" else \
                 target.name if kind in ("queues", "inspect") else target.id

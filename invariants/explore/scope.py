@@ -23,6 +23,7 @@ from ..configs import CORE
 from ..rules.rm import resync
 from ..shim import REQUIRED_NODE, AllocView, RMView
 from ..world import World
+from .fingerprint import backoff_matters
 from .texts import (
     ADMISSION,
     CONFIG,
@@ -521,7 +522,10 @@ def next_live_timer(world: World) -> float | None:
     pending ask's reservation delay (the core keeps no timer for it; ``schedule()`` then
     may reserve)."""
     now = world.clock.now()
-    due = [t[0] for t in view.timers(world.api) if t[3] and t[0] > now]
+    timers = [t for t in view.timers(world.api) if t[3] and t[0] > now]
+    # An application's backoff ends to something only when a walk of it would place an
+    # ask; otherwise it would back off again, for ever (YuniKorn's rule).
+    due = [t[0] for t in timers if t[1] != "backoff" or backoff_matters(world, t[2])]
     delay = world.api.reservation_delay
     for rv in world.shim.rms.values():
         due += [t for t in answers.expected_due(rv) if t > now]

@@ -157,10 +157,11 @@ def freeze(world: World) -> bytes:
     """
     recorder = world.recorder
     tape, observed = world.steps, world.shim.observed
-    before, states = world._reserved_before, world._states_before
+    before, states, backoffs = world._reserved_before, world._states_before, \
+        world._backoff_before
     paths = recorder.take_paths()
     world.steps, world.shim.observed = [], []
-    world._reserved_before, world._states_before = {}, {}
+    world._reserved_before, world._states_before, world._backoff_before = {}, {}, {}
     try:
         out = io.BytesIO()
         pickler = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
@@ -178,6 +179,7 @@ def freeze(world: World) -> bytes:
     finally:
         world.steps, world.shim.observed = tape, observed
         world._reserved_before, world._states_before = before, states
+        world._backoff_before = backoffs
         recorder.put_paths(paths)
 
 

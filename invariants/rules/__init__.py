@@ -212,6 +212,19 @@ class Gen:
     """The namespace quota tags a submission carries (``work._namespace_tags``): a stream of
     its own, so the others' draws stay."""
 
+    backoff: random.Random = field(init=False)
+    """Whether an ask is followed by asks no node holds, to back its application off
+    (``work._unschedulable_asks``): a stream of its own, so the others' draws stay."""
+
+    capped: random.Random = field(init=False)
+    """Whether a preemption story ends with an ask a queue's max fences, and where
+    (``work._max_fence_ending``): a stream of its own, so the others' draws stay."""
+
+    created: random.Random = field(init=False)
+    """Whether an ask carries a ``creationTime`` tag, and which (a pod created before its
+    application was submitted, later, or an unreadable value): a stream of its own, so the
+    others' draws stay."""
+
     dialects: random.Random = field(init=False)
     """Which SI each registration speaks (a stream of its own: a case whose registrations
     all speak the seed's draws everything else as it did before today's SI came)."""
@@ -246,6 +259,9 @@ class Gen:
         self.refusals = random.Random(f"refusals-{self.scenario.seed}")
         self.speech = random.Random(f"speech-{self.scenario.seed}")
         self.quotas = random.Random(f"quotas-{self.scenario.seed}")
+        self.created = random.Random(f"created-{self.scenario.seed}")
+        self.capped = random.Random(f"capped-{self.scenario.seed}")
+        self.backoff = random.Random(f"backoff-{self.scenario.seed}")
 
     # -- helpers ---------------------------------------------------------------
     @property

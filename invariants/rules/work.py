@@ -15,7 +15,7 @@ from typing import Any
 from scheduler import si
 from scheduler.trace import Step
 
-from .. import limits, model
+from .. import backoff, limits, model
 from .. import quantities as qty
 from ..configs import CORE, NAMESPACES, PREEMPTION, USERS
 from ..preemption import delay as preemption_delay
@@ -205,10 +205,14 @@ def add_ask(g: Gen) -> Iterator[Step]:
     size = g.rng.choice((5, 10, 30, 50))
     repeats = g.rng.randint(1, 3)
     priority = g.rng.choice((0, 0, 5, 10, -5))
+    fields = _preemption_fields(g)
+    created = _created_tag(g)
+    if created:
+        fields["tags"] = {**fields.get("tags", {}), **created}
     yield _send(g, _ask(
         g, app_id, key, size, repeats, priority=priority,
         execution_timeout_milli_seconds=g.pick(list(g.scenario.ask_timeouts)),
-        **_preemption_fields(g)))
+        **fields))
     # Sometimes (a stream of its own: the case's draws stay as they were) a rival in the same
     # fair leaf asks for as much at once, so that one cycle places both applications' repeats
     # in turns and each allocation's usage must move its application in the leaf's order.
@@ -216,6 +220,8 @@ def add_ask(g: Gen) -> Iterator[Step]:
     if rival is not None:
         yield _send(g, _ask(g, rival, g.new_id("ask-"), size, g.rival.randint(2, 3),
                             priority=priority))
+    if g.backoff.random() < BACKOFF_ASKS:
+        yield from _unschedulable_asks(g, app_id)
 
 
 RIVAL_ASKS = 0.3
@@ -251,6 +257,46 @@ def _preemption_fields(g: Gen) -> dict[str, Any]:
     if rv is not None and rv.nodes and g.rng.random() < 0.08:
         fields["tags"] = {REQUIRED_NODE: g.pick(sorted(rv.nodes))}
     return fields
+
+
+BACKOFF_ASKS = 0.3
+"""How often ``add_ask`` is followed, in a leaf with application backoff, by as many asks
+no node can hold as the leaf's threshold."""
+
+
+def _unschedulable_asks(g: Gen, app_id: str) -> Iterator[Step]:
+    """In a leaf whose ``application.unschedasks.backoff`` is N > 0 (the checker's reading),
+    N asks larger than any node of the partition, sorted first (priority 10): with another
+    ask of the application after them, the next cycle backs the application off."""
+    rv = g.rv
+    app = rv.apps.get(app_id) if rv is not None else None
+    part = rv.config.partition(app.partition) if rv is not None and app is not None else None
+    leaf = part.queues.get(app.path) if part is not None and app is not None else None
+    if rv is None or app is None or leaf is None:
+        return
+    n, _delay = backoff.settings(leaf)
+    if not 0 < n <= 3:
+        return
+    big = max((nv.capacity.get("memory", 0) for nv in rv.nodes.values()
+               if nv.partition == app.partition), default=0) + g.backoff.choice((10, 100))
+    yield _send(g, *(_ask(g, app_id, g.new_id("ask-"), big, priority=10) for _ in range(n)))
+
+
+CREATED_TAGS = 0.35
+"""How often ``add_ask`` sends a ``creationTime`` tag."""
+
+
+def _created_tag(g: Gen) -> dict[str, str]:
+    """Sometimes a ``creationTime`` tag: a pod created up to ten minutes ago (often before
+    its application was submitted, which moves the application back in fifo order), one
+    from the future, or a value YuniKorn can not read."""
+    if g.created.random() >= CREATED_TAGS:
+        return {}
+    now = int(g.world.clock.now())
+    early = now - g.created.randint(0, 600)
+    value = g.created.choice((str(early), str(early), f"+{early}", str(now + 60),
+                              "yesterday", ""))
+    return {"creationTime": value}
 
 
 @rule(1)
@@ -1016,6 +1062,8 @@ def preemption_story(g: Gen) -> Iterator[Step]:
         yield from _gang_ending(g)
     if g.refusals.random() < REFUSAL_ENDING_SHARE:
         yield from _refusal_ending(g)
+    if g.capped.random() < MAX_FENCE_ENDING_SHARE:
+        yield from _max_fence_ending(g)
 
 
 GANG_ENDING_SHARE = 0.3
@@ -1133,6 +1181,61 @@ def _refusal_ending(g: Gen) -> Iterator[Step]:
     user = users[g.refusals.randrange(len(users))]
     yield from _hog(g, partition, victim, user, size, pods)
     yield from _preempting_ask(g, partition, ask_leaf, user, size)
+
+
+MAX_FENCE_ENDING_SHARE = 0.3
+"""How many preemption stories end with an ask its queue's max fences (when the
+configuration has a place for one)."""
+
+
+CAPPED = """\
+          - name: capped
+            resources: {max: {memory: 40}}
+            properties: {preemption.delay: 1s}
+            queues:
+              - name: c1
+                resources: {guaranteed: {memory: 20}}
+              - name: c2
+                resources: {guaranteed: {memory: 10}}
+"""
+"""Queues a max-fence ending adds to the preemption configuration by a reload: ``capped``
+has a max and no guarantee, its leaves a guarantee each."""
+
+
+def _max_fence_ending(g: Gen) -> Iterator[Step]:
+    """On the preemption configuration (as drawn, no reload since), a reload adds a capped
+    parent (``CAPPED``), leaving what runs as it is (a stalled core's waiting ask stays to
+    be judged at the case's end); ``root.a`` fills a slot node above its guarantee with pods of 20,
+    ``capped.c2`` another with three pods of 10, and an ask of 20 in ``capped.c1`` would
+    take ``capped`` to 50, past its max of 40: ``capped`` fences the victim search
+    (YUNIKORN-3241) and only c2's pods may go, although one pod of ``root.a`` would make
+    room on its node. Every choice comes from ``g.capped``."""
+    text = g.scenario.shape.text
+    rv = g.rv
+    anchor = "          - name: open\n"
+    if "name: fenced" not in text or anchor not in text or g.factor != 1.0 or g.removed \
+            or rv is None or rv.stopped or rv.paused \
+            or any(k.may_preempt and k.pending > 0 for k in rv.asks.values()):
+        # Not while an ask waits to preempt: what the story left is judged at the case's
+        # end (a core that never preempts for a node shortage leaves it waiting).
+        return
+    yield g.request("update_configuration", si.UpdateConfigurationRequest(
+        rm_id=g.rm_id, policy_group="queues", config=text.replace(anchor, CAPPED + anchor, 1)))
+    partition = "default"
+    user = USERS[g.capped.randrange(len(USERS))]
+    yield from _hog(g, partition, "root.a", user, 20, 3)
+    yield from _hog(g, partition, "root.capped.c2", user, 10, 3)
+    app_id = g.new_id("app-")
+    yield _submit_to(g, app_id, "root.capped.c1", partition, si.UserGroupInformation(
+        user=user[0], groups=list(user[1])))
+    if not _placed(g, app_id, "root.capped.c1"):
+        return
+    yield _send(g, _slotted(_ask(g, app_id, g.new_id("ask-"), 20, priority=10,
+                                 preemption_policy=si.PreemptionPolicy(
+                                     allow_preempt_self=True, allow_preempt_other=True))))
+    yield Step.schedule()
+    yield Step.advance(16.0)
+    yield Step.schedule()
 
 
 def _victims_unconfirmed(g: Gen) -> bool:

@@ -8,9 +8,11 @@ application's ``placeholderAsk``.
 
 from __future__ import annotations
 
+import re
+
 from statemachines.application import TAKES_ASKS
 
-from .. import preemption, si
+from .. import policies, preemption, si
 from .. import resources as res
 from ..objects import Application, Ask
 from ..resources import Resource
@@ -19,6 +21,33 @@ from .state import PartitionState
 
 TT = si.TerminationType
 ET = si.EventRecordType
+
+CREATION_TIME_TAG = "creationTime"
+"""The ask or allocation tag with the pod's creation time in Unix seconds (the SI's
+``common.CreationTime``; YuniKorn reads it by this exact name)."""
+_INT64 = re.compile(r"[+-]?[0-9]+")
+
+
+def creation_time(tags: dict[str, str]) -> int | None:
+    """The ``creationTime`` tag as Go's ``strconv.ParseInt(v, 10, 64)`` reads it, or None
+    (missing, not a base-10 int64): YuniKorn then takes the time it reads the ask
+    (apache/yunikorn-core be3bb48 pkg/scheduler/objects/allocation.go NewAllocationFromSI)."""
+    value = tags.get(CREATION_TIME_TAG)
+    if value is None or not _INT64.fullmatch(value):
+        return None
+    n = int(value)
+    return n if -2**63 <= n < 2**63 else None
+
+
+def note_created(app: Application, tags: dict[str, str]) -> None:
+    """An ask or allocation created before the application was submitted moves its
+    submission time back, which fifo order reads (apache/yunikorn-core be3bb48
+    pkg/scheduler/objects/application.go AddAllocationAsk, addAllocationInternal): a
+    scheduler restart keeps the order pods were created in, whatever order they come back."""
+    created = creation_time(tags)
+    if created is not None and created < app.submit_time:
+        app.submit_time = created
+        policies.app_changed(app)
 
 
 def add_ask(p: PartitionState, msg: si.AllocationAsk) -> None:
@@ -81,6 +110,7 @@ def add_ask(p: PartitionState, msg: si.AllocationAsk) -> None:
     if existing is not None:
         drop_ask(p, existing, "replaced by an update from the RM")
     p.core.fire(ask, "ask", p.rm_id, app.id)
+    note_created(app, ask.tags)
     ask.max_allocations = msg.max_allocations
     ask.allocated_count = allocated_before
     ask.pending_repeats = msg.max_allocations - allocated_before

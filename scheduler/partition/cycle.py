@@ -59,7 +59,10 @@ def schedule(p: PartitionState) -> int:
             if step == ALLOCATED:
                 count += 1
     finally:
-        p.wake()
+        # The memos serve one call; emptied at its end, a state between calls carries none
+        # (an application backing off leaves none behind, so its state is the same whether
+        # its last walk was in this call or an earlier one).
+        p.reset_memos()
 
 
 def allocate_reserved(p: PartitionState) -> int:
@@ -102,7 +105,10 @@ def try_allocate(p: PartitionState, queue: Queue) -> int:
 
 def try_leaf(p: PartitionState, queue: Queue) -> int:
     failed = p.failed
+    no_node = p.no_node
     exhausted = p.exhausted
+    now = p.core.clock.now()
+    threshold = queue.backoff_asks
     for app in policies.ordered_apps(queue, p.capacity):
         if app.state not in SCHEDULABLE or app.id in exhausted:
             continue
@@ -116,11 +122,25 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
             for ask in app.pending_asks.values():
                 allocate.set_scheduling_state(p, ask, SS.SKIPPED, held)
             continue
+        if app.backoff_until > now:
+            # Backing off: only placeholder replacement, which YuniKorn runs in a pass of
+            # its own, goes on (apache/yunikorn-core be3bb48 objects/queue.go TryAllocate).
+            if replace_only(p, app):
+                return PROGRESS
+            p.rest(app)
+            continue
         # 001 "Scheduler logic changes": real asks wait until every placeholder
         # ask of the application is allocated ("ignored as a safety precaution").
         gang_pending = eligibility.gang_waiting(app)
         budget = [PREEMPTIONS_PER_LEAF]
+        unschedulable = 0
         for ask in app.pending_asks.values():
+            if threshold and unschedulable >= threshold:
+                back_off(p, app, queue)
+                break
+            if (app.id, ask.key) in no_node:
+                unschedulable += 1
+                continue
             if ask.parked_on or (app.id, ask.key) in failed:
                 continue
             if gang_pending and not ask.placeholder:
@@ -153,6 +173,8 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
                 continue
             if not res.fits(ask.resource, p.room_ceiling()):
                 failed.add((app.id, ask.key))
+                no_node.add((app.id, ask.key))
+                unschedulable += 1
                 allocate.report_failed(p, app, ask)
                 continue
             node = allocate.find_node(p, app, ask)
@@ -163,13 +185,17 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
             if p.predicates is None:
                 p.failed_shapes.add(ask.resource)
             if not ask.preempt_other:
-                allocate.reserve_or_fail(p, app, ask)
+                if allocate.reserve_or_fail(p, app, ask) != allocate.NEW_RESERVATION:
+                    no_node.add((app.id, ask.key))
+                    unschedulable += 1
                 continue
             # YuniKorn tries preemption unless this attempt just made a reservation.
             reserved = allocate.reserve_or_fail(p, app, ask, report=False)
-            if reserved != allocate.NEW_RESERVATION \
-                    and preemption.try_preempt(p, app, ask, True, budget):
-                return PROGRESS
+            if reserved != allocate.NEW_RESERVATION:
+                no_node.add((app.id, ask.key))
+                if preemption.try_preempt(p, app, ask, True, budget):
+                    return PROGRESS
+                unschedulable += 1
             if reserved == allocate.NO_RESERVATION:
                 allocate.report_failed(p, app, ask)
         if p.exhausted is not exhausted:
@@ -179,6 +205,31 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
         # Nothing of this application can succeed again in this call.
         p.rest(app)
     return NOTHING
+
+
+def back_off(p: PartitionState, app: Application, queue: Queue) -> None:
+    """Too many of the application's asks found no node in one pass: skip it for the leaf's
+    ``application.unschedasks.backoff.delay`` (YUNIKORN-3115, apache/yunikorn-core be3bb48
+    pkg/scheduler/objects/application.go tryAllocate). The timer marks the end, so that a
+    clock driven from timer to timer reaches it; the walk itself compares times."""
+    app.backoff_until = p.core.clock.now() + queue.backoff_delay
+    app.backoff_token += 1
+    p.core.schedule_timer(queue.backoff_delay, "backoff", app, app.backoff_token,
+                          p.timer_owner)
+    p.core.event(p.rm_id, si.EventRecordType.APP, app.id,
+                 f"application {app.id}: {queue.backoff_asks} asks found no node, not "
+                 f"scheduled for {queue.backoff_delay:g} s", si.EventChangeType.NONE)
+
+
+def replace_only(p: PartitionState, app: Application) -> bool:
+    """An application backing off: its real asks may still replace placeholders."""
+    if not app.placeholder_allocated:
+        return False
+    for ask in app.pending_asks.values():
+        if ask.task_group and not ask.placeholder and not ask.parked_on \
+                and (app.id, ask.key) not in p.failed and gang.try_replace(p, app, ask):
+            return True
+    return False
 
 
 def on_timer(p: PartitionState, kind: str, target: Any, token: int) -> None:
@@ -206,6 +257,8 @@ def on_timer(p: PartitionState, kind: str, target: Any, token: int) -> None:
     if kind == "placeholder":
         if app.placeholder_token == token:
             gang.placeholder_timeout(p, app)
+        return
+    if kind == "backoff":
         return
     if app.timer_token != token:
         return

@@ -12,7 +12,7 @@ from statemachines.application import RECOVERABLE
 from .. import resources as res
 from .. import si
 from ..objects import Allocation, Application, Ask, Node
-from . import apps, appstate, ledger, reservations
+from . import apps, appstate, asks, ledger, reservations
 from .state import PartitionState
 
 TT = si.TerminationType
@@ -132,6 +132,7 @@ def recover(p: PartitionState, node: Node, msg: si.Allocation) -> Allocation:
     # A pod reported again is as new as its report (YuniKorn's createTime without the
     # creationTime tag is the time it is read): the newest of victims of its kind.
     alloc.seq = p.core.next_seq()
+    asks.note_created(app, alloc.tags)
     over_quota = app.queue is not None and any(
         q.max is not None and not res.fits_with(resource, q.allocated, q.max)
         for q in app.queue.ancestry())

@@ -8,7 +8,9 @@ found no node and made no new reservation (``nodes_tried=True``). Then:
 1. preconditions: the partition switch, ``allowPreemptOther``, never
    preempted before, no required node, older than its leaf's
    ``preemption.delay``, 15 s since its last check (which is recorded);
-2. candidates: from the fence root down, leaves other than the ask's, not
+2. candidates: from the fence root (the first queue up from the ask's leaf that is
+   root, ``fence``, or would go past its max with the ask) down, leaves other than
+   the ask's, not
    ``disabled``, above their capped guarantee, allocations not already being
    released, without a required node, with a priority not above the ask's
    priority adjusted by the offsets on the way (or any, under a priority fence);
@@ -32,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .. import preemption as settings
+from .. import resources as res
 from .. import si
 from ..objects import Allocation, Application, Ask, Node, Queue
 from ..resources import Resource
@@ -183,6 +186,18 @@ def try_preempt(
     return Preemptor(p, app, ask, leaf, nodes_tried).run()
 
 
+def fenced_by_max(queue: Queue, ask: Resource) -> bool:
+    """The ask would take ``queue`` past its max in a type the max names: room freed
+    outside it could never let the ask in, so the queue fences the victim search as a
+    ``fence`` policy does. Reaching the max exactly, a max naming no type of the usage
+    and ask, or no max does not fence (YUNIKORN-3241, apache/yunikorn-core be3bb48
+    pkg/scheduler/objects/queue.go findPreemptionFenceRoot)."""
+    if not queue.max:
+        return False
+    projected = res.add(queue.allocated, ask)
+    return any(k in projected and projected[k] > limit for k, limit in queue.max.items())
+
+
 class Preemptor:
     """One attempt for one ask (YuniKorn's ``Preemptor``)."""
 
@@ -210,7 +225,8 @@ class Preemptor:
         while True:
             prio = q.priority_offset if q.priority_fence else prio + q.priority_offset
             seen[q.path] = prio
-            if q.parent is None or q.preemption_policy == settings.FENCE:
+            if q.parent is None or q.preemption_policy == settings.FENCE \
+                    or fenced_by_max(q, self.ask.resource):
                 break
             q = q.parent
         self._walk(q, seen[q.path], False, seen)

@@ -68,6 +68,8 @@ class PartitionState:
         self.cleanup_token = 0
         # Per scheduling call: what can not succeed again before the call ends.
         self.failed: set[tuple[str, str]] = set()
+        # Of those, the asks that found no node (application backoff counts them).
+        self.no_node: set[tuple[str, str]] = set()
         self.failed_shapes = res.ShapeMemo()
         self.unreservable = res.ShapeMemo()
         self.exhausted: dict[str, Application] = {}
@@ -128,6 +130,7 @@ class PartitionState:
         ``exhausted`` tells a walk in progress that this happened."""
         self.wake()
         self.failed = set()
+        self.no_node = set()
         self.exhausted = {}
         self.failed_shapes = res.ShapeMemo()
         self.unreservable = res.ShapeMemo()
