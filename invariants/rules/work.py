@@ -1235,7 +1235,7 @@ def _max_fence_ending(g: Gen) -> Iterator[Step]:
                                      allow_preempt_self=True, allow_preempt_other=True))))
     yield Step.schedule()
     yield Step.advance(16.0)
-    yield Step.schedule()
+    yield from _reserve_then_preempt()
 
 
 def _victims_unconfirmed(g: Gen) -> bool:
