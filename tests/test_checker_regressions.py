@@ -42,6 +42,15 @@ the one the design asks for:
 - ``priority-order-reservation-made-and-dropped``: a reservation made and
   cancelled inside one ``schedule()`` closed a node for part of the call;
   ``priority.order`` judged the call as if the node had been open throughout.
+- ``replacement-fallback-onto-a-placeholder-confirmed-with-it``: one ``schedule()``
+  allocated two placeholders of a task group and started both swaps (``ph-8`` for
+  ``gang-7-driver``, ``ph-9`` for ``gang-7-tg0-real-53``); one request confirmed both.
+  The RM's predicates refuse the driver on ``ph-8``'s node, so it fell back to
+  ``ph-9``'s node, where ``real-53`` then took its own placeholder's room (each swap
+  keeps the pairing made when it started, as YuniKorn's placeholder links its real
+  allocation at the match). ``protocol.replacement`` paired the driver with ``ph-9``
+  by node and called ``real-53`` misplaced; it now accepts any pairing that explains
+  every placement.
 """
 
 from __future__ import annotations
@@ -67,6 +76,7 @@ def test_the_regression_traces_are_there() -> None:
         "priority-order-reservation-made-and-dropped",
         "quota-guarantee-tag-clears-template-max",
         "recovery-one-key-twice-in-one-request",
+        "replacement-fallback-onto-a-placeholder-confirmed-with-it",
     ]
 
 
