@@ -773,6 +773,65 @@ def test_two_placeholders_confirmed_in_one_request_are_paired_by_node() -> None:
     assert {n for _, n in real} == {"n1", "n2"}
 
 
+@pytest.mark.parametrize("broken", [False, True])
+def test_two_placeholders_confirmed_in_one_request_each_keep_their_node(broken: bool) -> None:
+    """``001`` step 5 with two confirmations in one request: each real ask goes to its own
+    placeholder's node, and a core that searches every node instead
+    (``gang.replacement_ignores_placeholder_node``) puts both on the emptier node that came
+    later; no pairing of the two placeholders with the two real allocations explains that,
+    and ``protocol.replacement`` says so."""
+    from invariants.explore.closure import confirm_all
+
+    world = World()
+    ten, five = si.Resource.of(memory=10, vcore=1000), si.Resource.of(memory=5, vcore=500)
+
+    def nodes(*ids: str, memory: int, occupied: int = 0) -> Step:
+        return Step("update_node", si.NodeRequest(rm_id="rm", nodes=[si.NodeInfo(
+            node_id=n, action=si.NodeAction.CREATE,
+            schedulable_resource=si.Resource.of(memory=memory, vcore=memory * 100),
+            occupied_resource=si.Resource.of(memory=occupied)) for n in ids]))
+
+    steps = [
+        Step("register_resource_manager", si.RegisterResourceManagerRequest(
+            rm_id="rm", policy_group="q", config=CONFIG)),
+        nodes("n1", "n2", memory=20, occupied=5),
+        Step("update_application", si.ApplicationRequest(rm_id="rm", new=[
+            si.AddApplicationRequest(application_id="g", queue_name="root.a",
+                                     partition_name="default",
+                                     ugi=si.UserGroupInformation(user="u"),
+                                     placeholder_ask=si.Resource.of(memory=20, vcore=2000),
+                                     gang_scheduling_style="Soft")])),
+        Step("update_allocation", si.AllocationRequest(rm_id="rm", asks=[
+            si.AllocationAsk(allocation_key=k, application_id="g", partition_name="default",
+                             resource_ask=ten, task_group_name="tg", placeholder=True)
+            for k in ("ph1", "ph2")])),
+        Step.schedule(),
+        nodes("n3", memory=100),
+        Step("update_allocation", si.AllocationRequest(rm_id="rm", asks=[
+            si.AllocationAsk(allocation_key=k, application_id="g", partition_name="default",
+                             resource_ask=five, task_group_name="tg")
+            for k in ("r1", "r2")])),
+        Step.schedule(),
+    ]
+    for step in steps:
+        assert world.run(step) == [], step.call
+    (rv,) = world.shim.rms.values()
+    assert sorted(a.node for a in rv.allocs.values()) == ["n1", "n2"]
+    (confirm,) = confirm_all(world)
+    assert len(confirm.request.releases.allocations_to_release) == 2
+    if not broken:
+        assert world.run(confirm) == []
+        assert sorted(a.node for a in rv.allocs.values()) == ["n1", "n2"]
+        return
+    with applied(by_name("gang.replacement_ignores_placeholder_node")):
+        problems = world.run(confirm)
+    assert [(v.invariant, v.subject) for v in problems] == [
+        ("protocol.replacement", "allocation g-r1-3")]
+    assert problems[0].explanation.startswith(
+        "placed on n3: no pairing of the placeholders confirmed together (g-ph1-1 on n1, "
+        "g-ph2-2 on n2)")
+
+
 def test_a_given_configuration_lends_its_users_and_groups_to_the_submissions() -> None:
     """Only the users and groups a given configuration names may submit to its queues; the
     checker's own five would leave such a file checked vacuously."""
