@@ -88,6 +88,23 @@ def test_trace_replays_clean(path: Path) -> None:
     assert result.steps == len(trace.steps)
 
 
+def test_the_fallback_beside_a_confirmed_placeholder_is_a_coverage_goal() -> None:
+    """The state the replacement trace found is counted (``gang.fallback_beside_confirmed_
+    placeholder``), so a check run shows how often it reaches it."""
+    from invariants.coverage import Coverage
+    from invariants.rules import predicate_for
+    from invariants.world import World
+
+    trace = read_trace(Path(__file__).parent / "data" / "traces"
+                       / "replacement-fallback-onto-a-placeholder-confirmed-with-it.jsonl")
+    coverage = Coverage()
+    world = World(trace.header["clock_start"],
+                  predicate_for(trace.header["checker"]["predicate_salt"]), coverage=coverage)
+    for step in trace.steps:
+        assert world.run(step) == []
+    assert coverage.goals["gang.fallback_beside_confirmed_placeholder"] == 1
+
+
 def test_a_written_quiescent_trace_keeps_the_closure_as_notes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The steps that drove a case's end to rest are written as notes, not steps: replay
