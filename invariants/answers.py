@@ -267,10 +267,14 @@ def replacements(m: Monitor, rv: RMView, call: Call) -> None:
     """``001`` step 5: the real ask goes where its placeholder was, unless it can not.
 
     The SI does not say which new allocation replaced which placeholder, so when one
-    request confirms several placeholders of a task group the pairing is read from the
-    nodes: a new real allocation on a confirmed placeholder's node took that one; a
-    placeholder left without one is judged against every real allocation left (its node
-    must be unable to take any of them, whichever was its replacement).
+    request confirms several placeholders of a task group the rule holds when some
+    pairing of them with the group's new real allocations explains every placement: each
+    real allocation on its placeholder's node, or on another only where that node could
+    not take it. Reading the pairing from the nodes alone misjudges a fallback: a real ask
+    refused by its own placeholder's node may land on the node of another placeholder
+    confirmed with it (the core pairs them when the swap starts, as YuniKorn links the
+    two at the match: apache/yunikorn-core be3bb48 pkg/scheduler/objects/application.go
+    tryPlaceholderAllocate).
     """
     groups: dict[tuple[str, str], list[AllocView]] = {}
     for ph in call.shim_confirmed.values():
@@ -279,19 +283,47 @@ def replacements(m: Monitor, rv: RMView, call: Call) -> None:
     for (app_id, group), placeholders in groups.items():
         reals = [a for a in call.new if a.application_id == app_id and not a.placeholder
                  and a.task_group_name == group]
-        left = []
-        for ph in placeholders:
-            took = next((a for a in reals if a.node_id == ph.node), None)
-            if took is None:
-                left.append(ph)
-            else:
-                reals.remove(took)
-        for ph in left:
-            if reals and all(_could_take(m, rv, ph, real) for real in reals):
-                real = reals[0]
-                m.report(P.REPLACEMENT, f"allocation {real.uuid}",
-                         f"placed on {real.node_id} although placeholder {ph.uuid}'s node "
-                         f"{ph.node} could take it")
+        if not reals:
+            continue
+        may = {ph.uuid: [r.uuid for r in reals
+                         if r.node_id == ph.node or not _could_take(m, rv, ph, r)]
+               for ph in placeholders}
+        paired = _pairing([ph.uuid for ph in placeholders], may)
+        if len(paired) == min(len(placeholders), len(reals)):
+            continue
+        real = next((r for r in reals if r.uuid not in paired), reals[0])
+        if len(placeholders) == 1:
+            (only,) = placeholders
+            m.report(P.REPLACEMENT, f"allocation {real.uuid}",
+                     f"placed on {real.node_id} although placeholder {only.uuid}'s node "
+                     f"{only.node} could take it")
+            continue
+        shown = ", ".join(f"{p.uuid} on {p.node}" for p in placeholders)
+        m.report(P.REPLACEMENT, f"allocation {real.uuid}",
+                 f"placed on {real.node_id}: no pairing of the placeholders confirmed together "
+                 f"({shown}) with the {len(reals)} real allocations of task group {group} "
+                 "puts each on its placeholder's node, or on another only where that node "
+                 "could not take it")
+
+
+def _pairing(placeholders: list[str], may: dict[str, list[str]]) -> dict[str, str]:
+    """A largest pairing of real allocations with placeholders, each real with one that
+    ``may`` have been its own (augmenting paths, in the given order: deterministic)."""
+    owner: dict[str, str] = {}
+
+    def place(ph: str, seen: set[str]) -> bool:
+        for real in may[ph]:
+            if real in seen:
+                continue
+            seen.add(real)
+            if real not in owner or place(owner[real], seen):
+                owner[real] = ph
+                return True
+        return False
+
+    for ph in placeholders:
+        place(ph, set())
+    return owner
 
 
 def _could_take(m: Monitor, rv: RMView, ph: AllocView, real: si.Allocation) -> bool:

@@ -102,6 +102,24 @@ def _replaced_other(rec: StepRecord) -> bool:
                                for a in rec.new())
 
 
+@goal("gang.fallback_beside_confirmed_placeholder",
+      "One request confirmed several placeholders of a task group, and a real ask whose own "
+      "placeholder's node could not take it fell back onto the node of another placeholder "
+      "confirmed with it.")
+def _fallback_beside_confirmed(rec: StepRecord) -> bool:
+    replaced = rec.moved("allocation", "Releasing", "Replaced")
+    if len(replaced) < 2:
+        return False
+    home = {(ph.app.id, ph.replacing_key): ph.node.id for ph in replaced}
+    group_nodes: dict[tuple[str, str], set[str]] = {}
+    for ph in replaced:
+        group_nodes.setdefault((ph.app.id, ph.task_group), set()).add(ph.node.id)
+    return any(
+        a.node_id != home.get((a.application_id, a.allocation_key), a.node_id)
+        and a.node_id in group_nodes.get((a.application_id, a.task_group_name), ())
+        for a in rec.new() if not a.placeholder)
+
+
 @goal("gang.hard_failed", "A Hard gang timed out and ended Failed once its releases were "
       "confirmed.")
 def _hard_failed(rec: StepRecord) -> bool:

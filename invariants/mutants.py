@@ -401,6 +401,11 @@ MUTANTS: tuple[Mutant, ...] = (
       "002 DRAIN_NODE with 001 step 5: a replacement whose placeholder's node was drained "
       "goes to another node", gang, "complete_replacement",
       "if node is None or not node.schedulable or", "if node is None or"),
+    M("gang.replacement_ignores_placeholder_node", "gang",
+      "001 step 5: the real ask goes to the node of the placeholder it replaces whenever that "
+      "node can take it", gang, "complete_replacement",
+      "    node: Node | None = p.nodes.get(placeholder.node.id)\n",
+      "    node: Node | None = None\n"),
     M("lifecycle.placeholders_keep_running", "lifecycle",
       "001 'Definition': placeholders are not active allocations; an application with only "
       "placeholders and nothing pending waits", appstate, "maybe_wait",

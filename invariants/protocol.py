@@ -143,9 +143,11 @@ REPLACEMENT = check(
     "protocol.replacement",
     "After the shim confirms a PLACEHOLDER_REPLACED release, the real ask it was replaced "
     "for is allocated in the same call on the placeholder's node, or on another node only "
-    "when the placeholder's node is gone, draining or without room; and a placeholder is "
-    "only released PLACEHOLDER_REPLACED while a real ask of its task group that fits in "
-    "it is pending.",
+    "when the placeholder's node is gone, draining, reserved for another ask, refused by "
+    "the RM's predicates or without room (when one request confirms several placeholders "
+    "of a task group, by some pairing of them with the real allocations made: the SI does "
+    "not name it); and a placeholder is only released PLACEHOLDER_REPLACED while a real "
+    "ask of its task group that fits in it is pending.",
     f"{G} 'Scheduler logic changes' steps 2-5 ('allocated on the same node as the "
     "placeholder used'; 'On Failure: try to allocate on a different node')",
     "The real pod moved away from the room its placeholder held, or a placeholder was "

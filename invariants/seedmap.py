@@ -84,7 +84,8 @@ MAP: tuple[Entry, ...] = (
       "allocated on the placeholder's node, in the same update; if it can not be, on another "
       "node; else it stays pending.",
       ("protocol.replacement", "gang.replacement_after_confirmation",
-       "gang.replaced_on_same_node", "gang.replaced_on_other_node")),
+       "gang.replaced_on_same_node", "gang.replaced_on_other_node",
+       "gang.fallback_beside_confirmed_placeholder")),
     E(G, "Scheduler logic changes, step 5", "The placeholder's removal and the real "
       "allocation are one update to application, queue and node.",
       ("accounting.application", "accounting.queue", "accounting.node")),

@@ -730,21 +730,26 @@ def test_a_rival_is_another_live_application_of_the_same_fair_leaf_running_first
     assert {work._fair_rival(gen, "a3") for _ in range(20)} == {"a1", "a2"}
 
 
-def test_two_placeholders_confirmed_in_one_request_are_paired_by_node() -> None:
-    """``001`` step 5 read by the shim: when one request confirms two PLACEHOLDER_REPLACED
-    releases of a task group, a real allocation on the other placeholder's node is that
-    one's replacement, not a misplaced one, though each node has room for both (a false
-    report that the quiescent closure, confirming every release at once, met)."""
+def _two_swaps(occupied: int = 0, later: int = 0) -> tuple[World, Step]:
+    """Gang ``g`` with placeholders ph1 and ph2 (10 each) on n1 and n2 (15 free each), a
+    node n3 of ``later`` memory added after them (none: 0), and real asks r1 and r2 (5
+    each) whose swaps started in one cycle; the world and the request that confirms both."""
     from invariants.explore.closure import confirm_all
 
     world = World()
     ten, five = si.Resource.of(memory=10, vcore=1000), si.Resource.of(memory=5, vcore=500)
+
+    def nodes(*ids: str, memory: int, occupied: int = 0) -> Step:
+        return Step("update_node", si.NodeRequest(rm_id="rm", nodes=[si.NodeInfo(
+            node_id=n, action=si.NodeAction.CREATE,
+            schedulable_resource=si.Resource.of(memory=memory, vcore=memory * 100),
+            occupied_resource=si.Resource.of(memory=occupied) if occupied else None)
+            for n in ids]))
+
     steps = [
         Step("register_resource_manager", si.RegisterResourceManagerRequest(
             rm_id="rm", policy_group="q", config=CONFIG)),
-        Step("update_node", si.NodeRequest(rm_id="rm", nodes=[si.NodeInfo(
-            node_id=n, action=si.NodeAction.CREATE,
-            schedulable_resource=si.Resource.of(memory=15, vcore=1500)) for n in ("n1", "n2")])),
+        nodes("n1", "n2", memory=15 + occupied, occupied=occupied),
         Step("update_application", si.ApplicationRequest(rm_id="rm", new=[
             si.AddApplicationRequest(application_id="g", queue_name="root.a",
                                      partition_name="default",
@@ -756,6 +761,7 @@ def test_two_placeholders_confirmed_in_one_request_are_paired_by_node() -> None:
                              resource_ask=ten, task_group_name="tg", placeholder=True)
             for k in ("ph1", "ph2")])),
         Step.schedule(),
+        *([nodes("n3", memory=later)] if later else []),
         Step("update_allocation", si.AllocationRequest(rm_id="rm", asks=[
             si.AllocationAsk(allocation_key=k, application_id="g", partition_name="default",
                              resource_ask=five, task_group_name="tg")
@@ -764,13 +770,46 @@ def test_two_placeholders_confirmed_in_one_request_are_paired_by_node() -> None:
     ]
     for step in steps:
         assert world.run(step) == [], step.call
+    (rv,) = world.shim.rms.values()
+    assert sorted(a.node for a in rv.allocs.values()) == ["n1", "n2"]
     (confirm,) = confirm_all(world)
     assert len(confirm.request.releases.allocations_to_release) == 2
+    return world, confirm
+
+
+def test_two_placeholders_confirmed_in_one_request_are_paired_by_node() -> None:
+    """``001`` step 5 read by the shim: when one request confirms two PLACEHOLDER_REPLACED
+    releases of a task group, a real allocation on the other placeholder's node is that
+    one's replacement, not a misplaced one, though each node has room for both (a false
+    report that the quiescent closure, confirming every release at once, met)."""
+    world, confirm = _two_swaps()
     assert world.run(confirm) == []
     (rv,) = world.shim.rms.values()
     real = sorted((a.key, a.node) for a in rv.allocs.values() if not a.placeholder)
     assert [k for k, _ in real] == ["r1", "r2"]
     assert {n for _, n in real} == {"n1", "n2"}
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_two_placeholders_confirmed_in_one_request_each_keep_their_node(broken: bool) -> None:
+    """``001`` step 5 with two confirmations in one request: each real ask goes to its own
+    placeholder's node, and a core that searches every node instead
+    (``gang.replacement_ignores_placeholder_node``) puts both on the emptier node that came
+    later; no pairing of the two placeholders with the two real allocations explains that,
+    and ``protocol.replacement`` says so."""
+    world, confirm = _two_swaps(occupied=5, later=100)
+    (rv,) = world.shim.rms.values()
+    if not broken:
+        assert world.run(confirm) == []
+        assert sorted(a.node for a in rv.allocs.values()) == ["n1", "n2"]
+        return
+    with applied(by_name("gang.replacement_ignores_placeholder_node")):
+        problems = world.run(confirm)
+    assert [(v.invariant, v.subject) for v in problems] == [
+        ("protocol.replacement", "allocation g-r1-3")]
+    assert problems[0].explanation.startswith(
+        "placed on n3: no pairing of the placeholders confirmed together (g-ph1-1 on n1, "
+        "g-ph2-2 on n2)")
 
 
 def test_a_given_configuration_lends_its_users_and_groups_to_the_submissions() -> None:

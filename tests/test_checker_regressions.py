@@ -42,6 +42,15 @@ the one the design asks for:
 - ``priority-order-reservation-made-and-dropped``: a reservation made and
   cancelled inside one ``schedule()`` closed a node for part of the call;
   ``priority.order`` judged the call as if the node had been open throughout.
+- ``replacement-fallback-onto-a-placeholder-confirmed-with-it``: one ``schedule()``
+  allocated two placeholders of a task group and started both swaps (``ph-8`` for
+  ``gang-7-driver``, ``ph-9`` for ``gang-7-tg0-real-53``); one request confirmed both.
+  The RM's predicates refuse the driver on ``ph-8``'s node, so it fell back to
+  ``ph-9``'s node, where ``real-53`` then took its own placeholder's room (each swap
+  keeps the pairing made when it started, as YuniKorn's placeholder links its real
+  allocation at the match). ``protocol.replacement`` paired the driver with ``ph-9``
+  by node and called ``real-53`` misplaced; it now accepts any pairing that explains
+  every placement.
 """
 
 from __future__ import annotations
@@ -67,6 +76,7 @@ def test_the_regression_traces_are_there() -> None:
         "priority-order-reservation-made-and-dropped",
         "quota-guarantee-tag-clears-template-max",
         "recovery-one-key-twice-in-one-request",
+        "replacement-fallback-onto-a-placeholder-confirmed-with-it",
     ]
 
 
@@ -76,6 +86,23 @@ def test_trace_replays_clean(path: Path) -> None:
     result = replay.run(trace)
     assert result.violation is None, str(result.violation)
     assert result.steps == len(trace.steps)
+
+
+def test_the_fallback_beside_a_confirmed_placeholder_is_a_coverage_goal() -> None:
+    """The state the replacement trace found is counted (``gang.fallback_beside_confirmed_
+    placeholder``), so a check run shows how often it reaches it."""
+    from invariants.coverage import Coverage
+    from invariants.rules import predicate_for
+    from invariants.world import World
+
+    trace = read_trace(Path(__file__).parent / "data" / "traces"
+                       / "replacement-fallback-onto-a-placeholder-confirmed-with-it.jsonl")
+    coverage = Coverage()
+    world = World(trace.header["clock_start"],
+                  predicate_for(trace.header["checker"]["predicate_salt"]), coverage=coverage)
+    for step in trace.steps:
+        assert world.run(step) == []
+    assert coverage.goals["gang.fallback_beside_confirmed_placeholder"] == 1
 
 
 def test_a_written_quiescent_trace_keeps_the_closure_as_notes(

@@ -9,6 +9,7 @@ before the resource manager registered.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -28,11 +29,12 @@ DAY = 24 * 3600.0
 class GangEnv(Env):
     """``Env`` with a lifecycle recorder attached before anything happens."""
 
-    def __init__(self, config_text: str = CONFIG) -> None:
+    def __init__(self, config_text: str = CONFIG,
+                 predicates: Callable[[si.PredicatesArgs], bool] | None = None) -> None:
         self.clock = ManualClock(start=0.0)
         self.api = Scheduler(clock=self.clock)
         self.rec = invariants.LifecycleRecorder(self.api)
-        self.shim = RecordingShim()
+        self.shim = RecordingShim(predicates)
         self.rm = RM
         self.register(config_text)
 
@@ -467,6 +469,52 @@ def test_replacement_moves_to_another_node_when_the_placeholder_node_filled_up()
     assert env.node("node-1")["allocated"] == {}
     assert env.node("node-2")["allocated"] == mem(20)
     assert env.queue("root.a")["allocated"] == mem(20)
+    assert_clean(env)
+
+
+@pytest.mark.parametrize("order", ["ph-1 first", "ph-2 first"])
+def test_two_confirmations_in_one_request_each_place_their_own_real_ask(order: str) -> None:
+    """Two swaps start in one cycle (ph-1 for ``driver``, ph-2 for ``real-2``) and one
+    request confirms both, in either order. Each confirmation places the real ask its
+    placeholder was released for: the RM's predicates refuse ``driver`` on ph-1's node, so
+    it falls back to node-2, beside ``real-2``, which takes its own placeholder's room
+    there; node-1, though empty, is not handed to ``real-2``. YuniKorn's
+    ``partition_test.go`` TestFailReplacePlaceholder (a placeholder's node refused by the
+    predicates: the real allocation goes to another node) with two placeholders: each
+    placeholder is linked to its real ask at the match and confirmed on its own
+    (``partition.go`` removeAllocation)."""
+    env = GangEnv(predicates=lambda a: (a.allocation_key, a.node_id) != ("driver", "node-1"))
+    env.add_node("node-1", 50)
+    env.add_node("node-2", 50)
+    env.add_gang("g", ph_ask=40)
+    env.placeholders("g", 2)
+    assert env.schedule() == 2
+    ph1, ph2 = env.uuid_of("g", "ph-1"), env.uuid_of("g", "ph-2")
+    assert {a.allocation_key: a.node_id for a in env.shim.allocations} == {
+        "ph-1": "node-1", "ph-2": "node-2"}
+    env.real("g", "driver")
+    env.real("g", "real-2")
+    env.shim.clear()
+    assert env.schedule() == 0
+    assert [(r.uuid, r.termination_type, r.message) for r in env.shim.released] == [
+        (ph1, TT.PLACEHOLDER_REPLACED, "replaced by ask driver"),
+        (ph2, TT.PLACEHOLDER_REPLACED, "replaced by ask real-2")]
+    env.shim.clear()
+    first, second = (ph1, ph2) if order == "ph-1 first" else (ph2, ph1)
+    env.api.update_allocation(si.AllocationRequest(
+        rm_id=env.rm, releases=si.AllocationReleasesRequest(allocations_to_release=[
+            si.AllocationRelease(application_id="g", uuid=uuid, partition_name="default",
+                                 termination_type=TT.PLACEHOLDER_REPLACED)
+            for uuid in (first, second)])))
+    assert sorted((a.allocation_key, a.node_id) for a in env.shim.allocations) == [
+        ("driver", "node-2"), ("real-2", "node-2")]
+    assert env.shim.released == []
+    assert env.dump_alloc("g", ph1) is None and env.dump_alloc("g", ph2) is None
+    assert env.node("node-1")["allocated"] == {}
+    assert env.node("node-2")["allocated"] == mem(40)
+    assert env.app("g")["allocated"] == mem(40)
+    assert env.app("g")["placeholder_allocated"] == {}
+    assert env.app_state("g") == "Running"
     assert_clean(env)
 
 
