@@ -1106,12 +1106,13 @@ RESERVING: tuple[Mutant, ...] = (
       "ask reserves only a node nothing else has reserved", allocate, "reserve_or_fail",
       "        if node.reservations:\n            continue",
       "        if False:\n            continue"),
-    M("reservations.required_displaces_required", "reservations",
-      "YuniKorn node.go Reserve and application.go cancelReservations (issue 32 item 5): a "
-      "required-node ask cancels only ordinary reservations of its node; other required-node "
-      "asks keep theirs beside its own", required_node, "try_required",
+    M("reservations.required_gives_up_on_shared_node", "reservations",
+      "YuniKorn node.go Reserve and application.go tryRequiredNode (issue 32 item 5; "
+      "behaviour 2.6 step 1 describes an older YuniKorn): a required-node ask whose node "
+      "another required-node ask holds reserves it too, and takes its room", required_node,
+      "try_required",
       "        if other_ask is not None and other_ask.required_node:\n            continue",
-      "        if False:\n            continue"),
+      "        if other_ask is not None and other_ask.required_node:\n            return NOTHING"),
 )
 """Cores that break how YuniKorn makes reservations: when, and how many on one node."""
 MUTANTS = (*MUTANTS, *RESERVING)
