@@ -16,7 +16,7 @@ from statemachines.application import LIVE, SCHEDULABLE
 from . import quantities as qty
 from .registry import CheckContext, Violation, invariant
 from .shim import REQUIRED_NODE
-from .view import partitions
+from .view import PartitionState, partitions
 
 REPLACED = si.TerminationType.PLACEHOLDER_REPLACED.value
 
@@ -263,27 +263,69 @@ def _reservations(ctx: CheckContext) -> Iterator[Violation]:
             if p.nodes.get(node.id) is not node or not node.schedulable:
                 yield Violation("reservations.valid", subject,
                                 f"node {node.id} is not a schedulable node of the partition")
-            if node.reservation != (app_id, key):
+            if (app_id, key) not in node.reservations:
                 yield Violation("reservations.valid", subject,
-                                f"node {node.id} records {node.reservation}")
+                                f"node {node.id} records {list(node.reservations)}")
             if ask is not None and not qty.fits(ask.resource,
                                                 qty.minus(node.capacity, node.occupied)):
                 yield Violation("reservations.valid", subject,
                                 f"the ask no longer fits node {node.id} at all")
         for node in p.nodes.values():
-            if node.reservation is not None and p.reservations.get(node.reservation) is not node:
-                yield Violation("reservations.valid", f"node {p.name}/{node.id}",
-                                f"records reservation {node.reservation} the partition "
-                                "does not know")
-            if node.reservation is None:
+            held = node.reservations
+            for entry in held:
+                if p.reservations.get(entry) is not node:
+                    yield Violation("reservations.valid", f"node {p.name}/{node.id}",
+                                    f"records reservation {entry} the partition does not know")
+            if not held:
                 continue
+            # Only required-node asks share a node (reservations.shared); then any
+            # required-node ask of the node may go there, as it reserves the node first.
+            shared = all(_required_of(p, entry) == node.id for entry in held)
+            first = min(held.values())
             taken = sorted(a.uuid for a in node.allocations.values()
-                           if a.seq > node.reserved_at and not a.recovered
-                           and (a.app.id, a.ask_key) != node.reservation)
+                           if a.seq > first and not a.recovered
+                           and (a.app.id, a.ask_key) not in held
+                           and not (shared and a.tags.get(REQUIRED_NODE) == node.id))
             if taken:
+                names = ", ".join(f"{a}/{k}" for a, k in held)
                 yield Violation("reservations.valid", f"node {p.name}/{node.id}",
-                                f"reserved for {node.reservation[0]}/{node.reservation[1]}, "
-                                f"yet {taken} were allocated on it after the reservation")
+                                f"reserved for {names}, yet {taken} were allocated on it "
+                                "after the reservation")
+
+
+def _required_of(p: PartitionState, key: tuple[str, str]) -> str | None:
+    """The node a reserved ask requires ("" for an ordinary ask, None when it is gone)."""
+    app = p.apps.get(key[0])
+    ask = app.asks.get(key[1]) if app is not None else None
+    return None if ask is None else ask.tags.get(REQUIRED_NODE, "")
+
+
+@invariant(
+    "reservations.shared",
+    "A node holds either one ordinary ask's reservation, alone, or any number of "
+    "required-node asks' reservations, each ask requiring that node; a required-node ask "
+    "reserves only its own node.",
+    "004 'Implementation' (reserve room against fragmentation; silent on sharing); YuniKorn "
+    "apache/yunikorn-core be3bb48 pkg/scheduler/objects/node.go Reserve (several "
+    "reservations only for required-node asks), application.go tryNodes (an ordinary ask "
+    "reserves an unreserved node), tryRequiredNode (cancels the ordinary ones)",
+    "An ordinary ask shares a node with another reservation: two asks wait for one room, "
+    "and a required-node ask, which can run nowhere else, waits behind an ask that could.",
+)
+def _reservations_shared(ctx: CheckContext) -> Iterator[Violation]:
+    for p in partitions(ctx.scheduler):
+        for node in p.nodes.values():
+            kinds = [(key, _required_of(p, key)) for key in node.reservations]
+            for (app_id, key), required in kinds:
+                if required and required != node.id:
+                    yield Violation("reservations.shared", f"reservation {p.name}/{app_id}/{key}",
+                                    f"node {node.id} reserved for an ask that requires node "
+                                    f"{required}")
+            if len(kinds) > 1 and any(required != node.id for _, required in kinds):
+                names = ", ".join(f"{a}/{k}" + ("" if r == node.id else " (ordinary)")
+                                  for (a, k), r in kinds)
+                yield Violation("reservations.shared", f"node {p.name}/{node.id}",
+                                f"an ordinary ask shares the node's reservations: {names}")
 
 
 @invariant(

@@ -332,8 +332,8 @@ def _could_take(m: Monitor, rv: RMView, ph: AllocView, real: si.Allocation) -> b
     r = real.resource_per_alloc.as_dict()
     core = m.core_partition(rv.rm_id, rv.apps[ph.app].partition) if ph.app in rv.apps else None
     held = core.nodes.get(ph.node) if core is not None else None
-    reserved = held is not None and held.reservation not in (
-        None, (ph.app, real.allocation_key))
+    reserved = held is not None and bool(held.reservations) \
+        and (ph.app, real.allocation_key) not in held.reservations
     return (node is not None and node.state == "Schedulable" and not reserved
             and qty.fits(r, rv.free(node.id)) and m.passes(real.allocation_key, node.id))
 

@@ -236,6 +236,12 @@ def _reservation_made(rec: StepRecord) -> bool:
     return bool(rec.states(si.SchedulingState.RESERVED))
 
 
+@goal("reservation.shared", "After a cycle, two or more required-node asks held "
+      "reservations of one node (YuniKorn's node.go Reserve keeps several).")
+def _reservation_shared(rec: StepRecord) -> bool:
+    return bool(rec.state.get("reservations_shared"))
+
+
 @goal("reservation.waiting", "An ask that could reserve a node was younger than the "
       "reservation delay and was reported waiting for it.")
 def _reservation_waiting(rec: StepRecord) -> bool:

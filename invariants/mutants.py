@@ -126,7 +126,7 @@ MUTANTS: tuple[Mutant, ...] = (
       "if app.counted_running or app.queue is None:", "if True:"),
     M("reservations.reserved_node_taken", "reservations",
       "004 reservations: a reserved node takes only the reserved ask", allocate, "find_node",
-      "        if node.reservation is not None and node.reservation != mine:\n"
+      "        if not node.open_to(mine):\n"
       "            continue\n", ""),
     M("reservations.kept_after_allocation", "reservations",
       "a reservation ends when its ask is allocated", allocate, "allocate",
@@ -560,8 +560,8 @@ MUTANTS: tuple[Mutant, ...] = (
     M("reservations.kept_after_node_shrank", "reservations",
       "004 'Implementation' (reserve room against fragmentation): a reservation holds a "
       "node that can take its ask; an update shrinking the node below the ask ends it",
-      nodes, "update_node", "        if node.reservation is not None:\n            app_id,",
-      "        if False:\n            app_id,"),
+      nodes, "update_node", "        for app_id, key in list(node.reservations):\n",
+      "        for app_id, key in []:\n"),
     # -- YuniKorn's history: lifecycles, releases, recovery and node actions ---------------
     M("recovery.app_left_accepted", "recovery",
       "001 'Application recovery' with the application lifecycle: a recovered real "
@@ -727,7 +727,7 @@ MUTANTS: tuple[Mutant, ...] = (
     M("preemption.reserved_node_used", "preemption",
       "YuniKorn objects/preemption.go calculateVictimsByNode: a node reserved for another ask "
       "is not a candidate", preemption.Preemptor, "checks",
-      "and node.reservation != mine):", "and False):"),
+      "or not node.open_to(mine):", ":"),
     M("preemption.victims_oldest_first", "preemption",
       "YuniKorn objects/preemption.go sortVictimsForPreemption: newer victims first",
       preemption, "victim_order", "-alloc.seq)", "alloc.seq)"),
@@ -740,8 +740,8 @@ MUTANTS: tuple[Mutant, ...] = (
     M("preemption.reserved_only_within_headroom", "preemption",
       "yunikorn-behaviour 2.5 step 7: the chosen node is reserved for the ask even when its "
       "queue headroom does not fit it yet (YUNIKORN-2270)", victims, "commit",
-      "    if node.reservation != mine:\n",
-      "    if node.reservation != mine and reservations.eligibility.headroom(app, ask):\n"),
+      "    if mine not in node.reservations:\n",
+      "    if mine not in node.reservations and reservations.eligibility.headroom(app, ask):\n"),
     M("reservations.kept_when_placed_elsewhere", "reservations",
       "004 reservations: an ask placed on another node than the one it reserved frees the "
       "reserved node (YUNIKORN-2978)", allocate, "allocate",
@@ -756,8 +756,8 @@ MUTANTS: tuple[Mutant, ...] = (
       "        if res.fits(ask.resource, res.sub(node.capacity, node.occupied)):"),
     M("preemption.required_waits_behind_reservation", "reservations",
       "yunikorn-behaviour 2.6 step 1: a required-node ask cancels an ordinary ask's "
-      "reservation of its node; only another required-node ask's holds it back "
-      "(YUNIKORN-1398)", required_node, "try_required",
+      "reservation of its node; only other required-node asks' stay (YUNIKORN-1398)",
+      required_node, "try_required",
       "        if other_ask is not None and other_ask.required_node:",
       "        if other_ask is not None:"),
     M("gang.extra_real_asks_wait", "gang",
@@ -1152,6 +1152,18 @@ RESERVING: tuple[Mutant, ...] = (
       "YuniKorn tryNodes (issue 32 item 4): an ordinary ask reserves a node only once it is "
       "older than the reservation delay", allocate, "reserve_or_fail",
       "    if not may_reserve(p, ask):\n", "    if False:\n"),
+    M("reservations.ordinary_shares_node", "reservations",
+      "YuniKorn node.go Reserve and application.go tryNodes (issue 32 item 5): an ordinary "
+      "ask reserves only a node nothing else has reserved", allocate, "reserve_or_fail",
+      "        if node.reservations:\n            continue",
+      "        if False:\n            continue"),
+    M("reservations.required_gives_up_on_shared_node", "reservations",
+      "YuniKorn node.go Reserve and application.go tryRequiredNode (issue 32 item 5; "
+      "behaviour 2.6 step 1 describes an older YuniKorn): a required-node ask whose node "
+      "another required-node ask holds reserves it too, and takes its room", required_node,
+      "try_required",
+      "        if other_ask is not None and other_ask.required_node:\n            continue",
+      "        if other_ask is not None and other_ask.required_node:\n            return NOTHING"),
 )
 """Cores that break how YuniKorn makes reservations: when, and how many on one node."""
 MUTANTS = (*MUTANTS, *RESERVING)

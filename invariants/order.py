@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping
 from . import model
 from .priority import (
     Before,
+    Reserved,
     below,
     created_from,
     fitting_asks,
@@ -210,7 +211,7 @@ def _order(ctx: CheckContext) -> Iterator[Violation]:
 
 def _judge(ctx: CheckContext, p: PartitionState, part: model.PartitionModel | None,
            before: Before, values: Mapping[str, int], x: Allocation,
-           reserved: Mapping[str, tuple[str, str]]) -> Violation | None:
+           reserved: Reserved) -> Violation | None:
     app = x.app
     leaf = app.queue
     subject = f"allocation {p.name}/{x.uuid}"

@@ -36,6 +36,9 @@ SOURCE = ("YuniKorn priority scheduling (priority_scheduling.md; objects/queue.g
           "recalculatePriority, priorityValueByPolicy; objects/sorters.go)")
 _INT = re.compile(r"[+-]?[0-9]+")
 
+Reserved = Mapping[str, Sequence[tuple[str, str]]]
+"""Per node id, the asks (application, key) that held it when the call began."""
+
 
 def _offset(props: Mapping[str, str]) -> int:
     text = props.get("priority.offset", "")
@@ -221,13 +224,13 @@ def _who(app: Application) -> list[tuple[str, str]]:
 
 def _fitting_ask(ctx: CheckContext, p: PartitionState, part: model.PartitionModel | None,
                  before: Before, app: Application,
-                 reserved: Mapping[str, tuple[str, str]]) -> Ask | None:
+                 reserved: Reserved) -> Ask | None:
     """A pending ask of ``app`` the cycle could have placed just before the allocation."""
     return next(fitting_asks(ctx, p, part, before, app, reserved), None)
 
 
 def fitting_asks(ctx: CheckContext, p: PartitionState, part: model.PartitionModel | None,
-                 before: Before, app: Application, reserved: Mapping[str, tuple[str, str]],
+                 before: Before, app: Application, reserved: Reserved,
                  offered: bool = False) -> Iterator[Ask]:
     """The pending asks of ``app`` the cycle could have placed just before the allocation
     (in the application's order of asks: priority, then arrival); ``offered`` when its
@@ -261,7 +264,7 @@ def fitting_asks(ctx: CheckContext, p: PartitionState, part: model.PartitionMode
 
 
 def open_nodes(ctx: CheckContext, p: PartitionState, before: Before, app: Application,
-               ask: Ask, reserved: Mapping[str, tuple[str, str]]) -> Iterator[Node]:
+               ask: Ask, reserved: Reserved) -> Iterator[Node]:
     """The schedulable nodes whose free room just before the allocation held ``ask``, not
     reserved for another ask, that the shim's predicates (if any) accept."""
     passes = ctx.extra.get("predicate")
@@ -269,8 +272,9 @@ def open_nodes(ctx: CheckContext, p: PartitionState, before: Before, app: Applic
     for node in p.nodes.values():
         if node.state != "Schedulable" or (required and node.id != required):
             continue
-        if any(r is not None and r != (app.id, ask.key)
-               for r in (node.reservation, reserved.get(node.id))):
+        # Closed if it held reservations, now or when the call began, none of them the ask's.
+        if any(keys and (app.id, ask.key) not in keys
+               for keys in (list(node.reservations), reserved.get(node.id, ()))):
             continue
         if p.predicates is not None and (passes is None or not passes(ask.key, node.id)):
             continue
@@ -305,7 +309,7 @@ def _order(ctx: CheckContext) -> Iterator[Violation]:
 
 
 Judged = tuple[PartitionState, model.PartitionModel | None, Before, Mapping[str, int],
-               Allocation, Mapping[str, tuple[str, str]]]
+               Allocation, Reserved]
 
 
 def judged(ctx: CheckContext) -> Iterator[Judged]:
@@ -339,7 +343,9 @@ def judged(ctx: CheckContext) -> Iterator[Judged]:
             # (references.allocation and protocol.allocation_fits_node report it).
             continue
         part = _config(ctx, p)
-        reserved = {node: key for key, node in held.items()}
+        reserved: dict[str, list[tuple[str, str]]] = {}
+        for key, node in held.items():
+            reserved.setdefault(node, []).append(key)
         used, running_now = limits.expected(p)
         for i, x in enumerate(new):
             if held.get((x.app.id, x.ask_key)) == x.node.id or x.app.queue is None:
@@ -353,7 +359,7 @@ def judged(ctx: CheckContext) -> Iterator[Judged]:
 
 def _judge(ctx: CheckContext, p: PartitionState, part: model.PartitionModel | None,
            before: Before, values: Mapping[str, int], x: Allocation,
-           reserved: Mapping[str, tuple[str, str]]) -> Iterator[Violation]:
+           reserved: Reserved) -> Iterator[Violation]:
     app = x.app
     leaf = app.queue
     assert leaf is not None

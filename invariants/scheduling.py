@@ -98,14 +98,6 @@ def _waits_for_victim(ctx: CheckContext, app: Application, ask: Ask) -> bool:
         for x in app.allocations.values())
 
 
-def _required_reservation(p: PartitionState, key: tuple[str, str]) -> bool:
-    """The reservation is a required-node ask's (which another required-node ask may not
-    displace; an ordinary one it cancels)."""
-    app = p.apps.get(key[0])
-    ask = app.asks.get(key[1]) if app is not None else None
-    return ask is None or bool(ask.tags.get(REQUIRED_NODE))
-
-
 @invariant(
     "scheduling.maximal",
     "Right after schedule(), no pending ask that may be scheduled (its application may "
@@ -113,7 +105,8 @@ def _required_reservation(p: PartitionState, key: tuple[str, str]) -> bool:
     "placeholder, waiting "
     "for its gang's placeholders, or a real ask waiting for the RM to confirm a preempted "
     "placeholder of its task group) fits the free room of a schedulable node that is not "
-    "reserved for another ask.",
+    "reserved for another ask (a required-node ask's own node counts even then: it cancels "
+    "an ordinary ask's reservation and shares the node with other required-node asks').",
     "004 'Implementation' (skip requests that can not be satisfied and find the next); "
     "Scheduler.schedule(): 'allocate until nothing more can be placed now'",
     "The cycle stopped early or skipped an ask it could have placed: work waits while "
@@ -121,6 +114,24 @@ def _required_reservation(p: PartitionState, key: tuple[str, str]) -> bool:
     needs=("after_schedule",),
 )
 def _maximal(ctx: CheckContext) -> Iterator[Violation]:
+    for p, app, ask, room in _schedulable(ctx):
+        node = room.node_for(app, ask)
+        if node is not None:
+            yield Violation(
+                "scheduling.maximal", f"ask {p.name}/{app.id}/{ask.key}",
+                f"left pending although node {node.id} has room "
+                f"{qty.show(room.free[node.id])} for {qty.show(ask.resource)}")
+
+
+Candidate = tuple[PartitionState, Application, Ask, "_Room"]
+
+
+def _schedulable(ctx: CheckContext) -> Iterator[Candidate]:
+    """Right after a cycle, every pending ask the cycle may place (room aside): its
+    application may start, its queue path has headroom, its user's and group's limits hold
+    it back not, it is not parked, waiting for its gang's placeholders or for the RM to
+    confirm a preempted placeholder; with the partition's schedulable nodes, their free
+    room and the checker's predicates."""
     running = {rm.id for rm in rms(ctx.scheduler) if rm.state == "Running"}
     for p in partitions(ctx.scheduler):
         if p.state == "Stopped" or p.rm_id not in running:
@@ -138,12 +149,7 @@ def _maximal(ctx: CheckContext) -> Iterator[Violation]:
                 for ask in app.pending_asks.values():
                     if not room.may_go(app, ask):
                         continue
-                    node = room.node_for(app, ask)
-                    if node is not None:
-                        yield Violation(
-                            "scheduling.maximal", f"ask {p.name}/{app.id}/{ask.key}",
-                            f"left pending although node {node.id} has room "
-                            f"{qty.show(room.free[node.id])} for {qty.show(ask.resource)}")
+                    yield p, app, ask, room
 
 
 class _Room:
@@ -180,14 +186,17 @@ class _Room:
                                     self.groups.get((self.p.rm_id, app.id)))
 
     def node_for(self, app: Application, ask: Ask) -> Node | None:
-        """A schedulable node not reserved for another ask whose free room fits ``ask``."""
+        """A schedulable node whose free room fits ``ask`` and that no other ask's
+        reservation closes to it."""
         p = self.p
         required = ask.tags.get(REQUIRED_NODE, "")
         for node in self.nodes:
             if required and node.id != required:
                 continue
-            if node.reservation not in (None, (app.id, ask.key)) and (
-                    not required or _required_reservation(p, node.reservation)):
+            # A required-node ask cancels an ordinary reservation of its node and shares
+            # it with other required-node asks': no reservation stops it.
+            if not required and node.reservations \
+                    and (app.id, ask.key) not in node.reservations:
                 continue
             if self.passes is not None and p.predicates is not None \
                     and not self.passes(ask.key, node.id):
@@ -215,3 +224,32 @@ def walk_would_place(ctx: CheckContext, p: PartitionState, app: Application) -> 
             return True
         missed += 1
     return False
+
+
+@invariant(
+    "reservations.required_held",
+    "Right after schedule(), a pending required-node ask the cycle may place (as for "
+    "scheduling.maximal) whose node is schedulable and could ever hold it (capacity - "
+    "occupied) holds a reservation of that node: other required-node asks' reservations "
+    "there stay beside its own, never instead of it.",
+    "002 (the requiredNode tag: that node or nowhere); YuniKorn apache/yunikorn-core be3bb48 "
+    "pkg/scheduler/objects/application.go tryRequiredNode (reserves the node whenever the "
+    "ask is not placed), cancelReservations (cancels only ordinary reservations), node.go "
+    "Reserve (several required-node reservations on one node)",
+    "A required-node ask loses its node to another required-node ask: the two take the "
+    "node from each other in turn, and neither is placed when room frees up.",
+    needs=("after_schedule",),
+)
+def _required_held(ctx: CheckContext) -> Iterator[Violation]:
+    for p, app, ask, _room in _schedulable(ctx):
+        required = ask.tags.get(REQUIRED_NODE, "")
+        node = p.nodes.get(required) if required else None
+        if node is None or node.state != "Schedulable" or ask.task_group \
+                or not qty.fits(ask.resource, qty.minus(node.capacity, node.occupied)):
+            continue
+        key = (app.id, ask.key)
+        if p.reservations.get(key) is not node or key not in node.reservations:
+            held = ", ".join(f"{a}/{k}" for a, k in node.reservations) or "nothing"
+            yield Violation("reservations.required_held", f"ask {p.name}/{app.id}/{ask.key}",
+                            f"left pending without a reservation of its required node "
+                            f"{node.id}, which holds {held}")

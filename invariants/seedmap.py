@@ -259,6 +259,10 @@ MAP: tuple[Entry, ...] = (
     E(D, "Implementation", "An ordinary request reserves a node only after the reservation "
       "delay (the seed is silent on when; YuniKorn's tryNodes waits 2 s from the ask's "
       "creation).", ("reservations.delay", "reservation.waited")),
+    E(D, "Implementation", "A node holds one ordinary request's reservation alone, or "
+      "several required-node requests' (the seed is silent on sharing; YuniKorn be3bb48 "
+      "node.go Reserve keeps a map).",
+      ("reservations.shared", "reservations.required_held", "reservation.shared")),
     E(D, "Configurations & Semantics", "Queue hierarchy, ACLs and capacities of the "
       "configuration are what the core enforces; capacity is not set on root.",
       ("protocol.config_applied", "protocol.admission", "quota.queue_max",

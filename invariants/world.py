@@ -337,6 +337,8 @@ class World:
             record.state["preempted_while_releasing"] = True
         if step.call == "schedule" and self._slot_held_reservation():
             record.state["reserved_slot_held"] = True
+        if step.call == "schedule" and self._shared_reservation():
+            record.state["reservations_shared"] = True
         for rel in record.released():
             if rel.termination_type != PREEMPTED:
                 continue
@@ -436,6 +438,12 @@ class World:
                             and above.hands_down is not None:
                         return True
         return False
+
+    def _shared_reservation(self) -> bool:
+        """After a cycle, one node is reserved for two or more required-node asks."""
+        with self.api.lock:
+            return any(len(n.reservations) > 1 for p in view.partitions(self.api)
+                       for n in p.nodes.values())
 
     def _slot_held_reservation(self) -> bool:
         """After a cycle, an ask of an application that has not started still waits on the

@@ -87,8 +87,8 @@ def _dump_app(a: Application) -> dict[str, Any]:
 
 
 def _dump_node(n: Node) -> dict[str, Any]:
-    reserved = [] if n.reservation is None else [
-        {"application_id": n.reservation[0], "allocation_key": n.reservation[1]}]
+    # In the order made: one ordinary ask, or any number of required-node asks.
+    reserved = [{"application_id": a, "allocation_key": k} for a, k in n.reservations]
     return {
         "node_id": n.id, "state": n.state, "capacity": _rd(n.capacity),
         "occupied": _rd(n.occupied), "allocated": _rd(n.allocated),

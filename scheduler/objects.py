@@ -412,8 +412,7 @@ class Node:
         "id",
         "occupied",
         "over_capacity_reason",
-        "reservation",
-        "reserved_at",
+        "reservations",
         "sort_key",
         "state",
     )
@@ -433,10 +432,11 @@ class Node:
         self.allocated: Resource = {}
         self.available: Resource = res.sub(capacity, occupied)
         self.allocations: dict[str, Allocation] = {}
-        # At most one reservation per node: (application id, ask key), and when it was
-        # made (a sequence number, comparable with Allocation.seq).
-        self.reservation: tuple[str, str] | None = None
-        self.reserved_at = 0
+        # The asks holding this node, (application id, ask key) -> when the reservation
+        # was made (a sequence number, comparable with Allocation.seq), in the order made.
+        # One ordinary ask alone, or any number of required-node asks (YuniKorn's
+        # node.go Reserve keeps a map).
+        self.reservations: dict[tuple[str, str], int] = {}
         # Why the node may hold more than capacity - occupied: recovery or a shrink.
         self.over_capacity_reason = ""
         self.sort_key: tuple[float, str] = (0.0, node_id)
@@ -448,6 +448,11 @@ class Node:
     @property
     def schedulable(self) -> bool:
         return self.state == "Schedulable"
+
+    def open_to(self, key: tuple[str, str]) -> bool:
+        """The node may take this ask now: it is unreserved, or one of its reservations is
+        the ask's (YuniKorn's node.go ``preAllocateCheck`` with ``isReservedForAllocation``)."""
+        return not self.reservations or key in self.reservations
 
     def recompute_available(self, reason: str = "") -> None:
         """``capacity - occupied - allocated``; negative only with a ``reason``.

@@ -20,6 +20,7 @@ import pytest
 import invariants
 from invariants import REGISTRY, CheckContext, LifecycleRecorder, Violation, check_all
 from invariants.registry import Invariant, invariant, results
+from invariants.shim import REQUIRED_NODE
 from scheduler import ManualClock, Scheduler, si
 from scheduler.partition import Partition
 
@@ -275,7 +276,7 @@ def _node_order_passed_over(w: World) -> str:
     p = w.partition
     n2 = p.nodes["n2"]
     n2.capacity = {"memory": 1000, "vcore": 100}
-    n2.reservation = None
+    n2.reservations.clear()
     del p.reservations[("app-2", "big")]
     alloc = w.alloc("app-h", lambda a: a.node.id == "n1")
     w.notes["allocated"] = [alloc.uuid]
@@ -329,6 +330,24 @@ def _reservation_on_drained_node(w: World) -> str:
     return f"reservation default/{app_id}/{key}"
 
 
+def _reservation_shared(w: World) -> str:
+    """An ordinary ask's reserved node records a second reservation beside it."""
+    p = w.partition
+    node = next(n for n in p.nodes.values() if n.reservations)
+    node.reservations[("app-1", "other")] = w.api._core.next_seq()
+    return f"node default/{node.id}"
+
+
+def _required_reservation_lost(w: World) -> str:
+    """The reserved ask requires another schedulable node (which could hold it), and holds
+    no reservation of that one."""
+    p = w.partition
+    (app_id, key), held = next(iter(p.reservations.items()))
+    other = next(n for n in ("n1", "n2") if p.nodes[n] is not held)
+    p.apps[app_id].asks[key].tags[REQUIRED_NODE] = other
+    return f"ask default/{app_id}/{key}"
+
+
 def _reservation_too_young(w: World) -> str:
     """The reserved ask arrived just now: its reservation came before its delay ended."""
     p = w.partition
@@ -342,7 +361,7 @@ def _scheduling_room_appears(w: World) -> str:
     p = w.partition
     (app_id, key) = next(iter(p.reservations))
     for node in p.node_order:
-        if node.reservation == (app_id, key):
+        if (app_id, key) in node.reservations:
             node.capacity["memory"] = node.capacity.get("memory", 0) + 10_000
             node.capacity["vcore"] = node.capacity.get("vcore", 0) + 10_000
     return f"ask default/{app_id}/{key}"
@@ -455,6 +474,8 @@ CORRUPTIONS: dict[str, list[Corruption]] = {
     "references.allocation": [_reference_node_forgets, _reference_partition_index],
     "reservations.valid": [_reservation_on_drained_node],
     "reservations.delay": [_reservation_too_young],
+    "reservations.shared": [_reservation_shared],
+    "reservations.required_held": [_required_reservation_lost],
     "application.state_agrees": [_app_state_completed, _app_running_on_placeholders,
                                  _app_resuming_without_placeholders,
                                  _app_finished_keeping_asks],
@@ -532,6 +553,7 @@ def test_check_all_reports_every_invariant_at_once(world: World) -> None:
         "references.allocation": _reference_partition_index,
         "reservations.valid": _reservation_on_drained_node,
         "reservations.delay": _reservation_too_young,
+        "reservations.shared": _reservation_shared,
         "application.state_agrees": _gang_unclean_exit,
         "shim.view_agrees": _shim_view_node_moved,
         "gang.accepted_waits_for_placeholders": _gang_real_while_waiting,
@@ -552,7 +574,10 @@ def test_check_all_reports_every_invariant_at_once(world: World) -> None:
     # The order checks judge a cycle rebuilt from the state: the other corruptions (a node
     # grown, a reservation moved) make that rebuild uncertain, and they then judge nothing;
     # their own corruption tests show them firing.
-    wanted = set(REGISTRY) - {"priority.order", "scheduling.order", "nodes.order"}
+    # reservations.required_held needs the one reserved ask to require a node, which takes
+    # it out of reservations.delay and scheduling.maximal: its own test shows it firing.
+    wanted = set(REGISTRY) - {"priority.order", "scheduling.order", "nodes.order",
+                              "reservations.required_held"}
     assert names == wanted, f"missing: {sorted(wanted - names)}"
     # Registry order: every violation of an earlier invariant comes first.
     order = list(REGISTRY)

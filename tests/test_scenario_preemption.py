@@ -511,10 +511,12 @@ def test_required_node_ask_larger_than_its_node_leaves_other_reservations_alone(
     assert env.violations() == []
 
 
-def test_required_node_ask_never_displaces_another_required_node_reservation() -> None:
-    """``TestRequiredNodeCancelDSReservations`` (partition_test.go): a required-node ask
-    holds node-1 (it can not preempt the higher-priority allocation there); a second
-    required-node ask for node-1 is not allocated and the reservation stays."""
+def test_required_node_asks_share_their_node() -> None:
+    """``TestRequiredNodeCancelDSReservations`` (partition_test.go, apache/yunikorn-core
+    be3bb48): a required-node ask holds node-1 (it can not preempt the higher-priority
+    allocation there); a second required-node ask for node-1 reserves it too, beside the
+    first, which keeps its reservation: the node ends with two required-node reservations.
+    Once the allocation leaves, the reserved pass places both."""
     env = PEnv(config("- name: a\n"))
     env.vnode("node-1", 10)
     env.add_app("app-1", "root.a")
@@ -526,10 +528,43 @@ def test_required_node_ask_never_displaces_another_required_node_reservation() -
     assert env.reserved("node-1") == [{"application_id": "app-2", "allocation_key": "ds-1"}]
     assert env.preempted() == []
     env.add_app("app-3", "root.a")
-    env.pask("app-3", "ds-2", 2, other=False, node="node-1")
+    env.pask("app-3", "ds-2", 4, other=False, node="node-1")
     env.schedule()
     assert [a.allocation_key for a in env.shim.allocations] == ["alloc-1"]
-    assert env.reserved("node-1") == [{"application_id": "app-2", "allocation_key": "ds-1"}]
+    assert env.reserved("node-1") == [
+        {"application_id": "app-2", "allocation_key": "ds-1"},
+        {"application_id": "app-3", "allocation_key": "ds-2"}]
+    assert env.sched_states("app-3", "ds-2")[-1] == si.SchedulingState.RESERVED
+    assert env.preempted() == []
+    assert env.violations() == []
+    env.release("app-1", env.uuid_of("app-1", "alloc-1"), TT.STOPPED_BY_RM)
+    assert env.schedule() == 2
+    assert env.node_of("app-2", "ds-1") == env.node_of("app-3", "ds-2") == "node-1"
+    assert env.reserved("node-1") == []
+    assert env.violations() == []
+
+
+def test_required_node_ask_reserves_beside_another_then_takes_the_room() -> None:
+    """``TestRequiredNodeReservation`` (partition_test.go, apache/yunikorn-core be3bb48):
+    alloc-1 (8 of node-1's 10) is placed; alloc-2 (8) reserves node-1; alloc-3 (1), which
+    fits the room left, can not take a node another ask holds, so it reserves node-1 too,
+    and YuniKorn's next reserved pass places it. One ``schedule()`` does both: the RM hears
+    RESERVED, then the allocation, and alloc-2 keeps its reservation."""
+    env = PEnv(config("- name: a\n"))
+    env.vnode("node-1", 10)
+    env.add_app("app-1", "root.a")
+    env.pask("app-1", "alloc-1", 8, other=False, node="node-1")
+    assert env.schedule() == 1
+    env.pask("app-1", "alloc-2", 8, other=False, node="node-1")
+    assert env.schedule() == 0
+    assert env.reserved("node-1") == [{"application_id": "app-1", "allocation_key": "alloc-2"}]
+    env.pask("app-1", "alloc-3", 1, other=False, node="node-1")
+    assert env.schedule() == 1
+    assert env.node_of("app-1", "alloc-3") == "node-1"
+    assert env.sched_states("app-1", "alloc-3") == [
+        si.SchedulingState.RESERVED, si.SchedulingState.SCHEDULED]
+    assert env.reserved("node-1") == [{"application_id": "app-1", "allocation_key": "alloc-2"}]
+    assert env.preempted() == []
     assert env.violations() == []
 
 

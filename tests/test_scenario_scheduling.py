@@ -312,7 +312,8 @@ def test_reservation_shown_in_node_dump() -> None:
     env = reserved_env()
     assert env.node("node-1")["reserved"] == [
         {"application_id": "app-2", "allocation_key": "big"}]
-    assert env.sched_states("app-2", "big") == [SS.SKIPPED, SS.RESERVED]
+    # then told once it waits for the cluster to grow (its node search found no room)
+    assert env.sched_states("app-2", "big") == [SS.SKIPPED, SS.RESERVED, SS.FAILED]
 
 
 def test_reserved_node_not_used_by_other_applications() -> None:
@@ -457,7 +458,8 @@ def test_node_failing_predicates_is_not_reserved() -> None:
     assert env.schedule() == 0
     assert env.wait_to_reserve() == 0
     assert env.node("node-1")["reserved"] == []
-    assert env.sched_states("app-1", "k") == [SS.SKIPPED, SS.FAILED]
+    assert env.sched_states("app-1", "k") == [SS.SKIPPED, SS.FAILED, SS.FAILED]
+    assert env.shim.scheduling_states[-1].reason.startswith("waiting for cluster resources")
 
 
 def test_raising_predicates_does_not_break_scheduling() -> None:
@@ -505,11 +507,13 @@ def test_scheduling_state_skipped_on_queue_quota() -> None:
 
 def test_scheduling_state_reserved() -> None:
     env = reserved_env()
-    waiting, msg = [m for m in env.shim.scheduling_states if m.allocation_key == "big"]
+    waiting, msg, told = [m for m in env.shim.scheduling_states if m.allocation_key == "big"]
     assert (waiting.state, waiting.reason) == (
         SS.SKIPPED, "waiting for the reservation delay (2 s from its arrival): no node has "
         "room for it now")
     assert (msg.application_id, msg.state) == ("app-2", SS.RESERVED)
+    assert (told.state, told.reason) == (
+        SS.FAILED, "waiting for cluster resources to become available")
 
 
 def test_scheduling_state_failed_when_no_node_can_ever_fit() -> None:

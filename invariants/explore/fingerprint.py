@@ -84,7 +84,7 @@ FIELDS: dict[str, dict[str, str]] = {
     "Node": {
         "allocated": "v", "allocations": "skip", "attributes": "v", "available": "v",
         "capacity": "v", "id": "skip", "occupied": "v", "over_capacity_reason": "v",
-        "reservation": "reservation", "reserved_at": "seq", "sort_key": "score", "state": "v",
+        "reservations": "reservations", "sort_key": "score", "state": "v",
     },
     "Queue": {
         "adminacl": "str", "allocated": "v", "app_order": "skip", "apps": "keys",
@@ -184,7 +184,8 @@ _REWRITES: dict[str, Rewrite] = {
     "node": lambda c, value: c.nodes.get(value.id, "?"),
     "nodeid": lambda c, value: c.nodes.get(value, "?") if value else "",
     "score": lambda c, value: value[0],
-    "reservation": lambda c, value: list(value) if value is not None else None,
+    "reservations": lambda c, value: [[a, k, c.ranks.get(seq, -1)]
+                                      for (a, k), seq in value.items()],
     "keys": lambda c, value: sorted(map(str, value)),
     "str": lambda c, value: None if value is None else str(value),
 }
@@ -246,7 +247,7 @@ class _Canon:
                 seqs.add(app.submit_seq)
                 seqs.update(k.seq for k in app.asks.values())
                 seqs.update(a.seq for a in app.allocations.values())
-            seqs.update(n.reserved_at for n in p.nodes.values())
+            seqs.update(seq for n in p.nodes.values() for seq in n.reservations.values())
         self.ranks = {s: i for i, s in enumerate(sorted(seqs))}
 
     def _name_nodes(self) -> None:
@@ -272,7 +273,7 @@ class _Canon:
             if node is None:
                 continue
             sig.append([p.name, node.state, _plain(node.capacity), _plain(node.occupied),
-                        _plain(node.allocated), list(node.reservation or ()),
+                        _plain(node.allocated), [list(k) for k in node.reservations],
                         sorted(orjson.dumps([a.app.id, a.ask_key, a.placeholder, a.state,
                                              _plain(a.resource)]).decode()
                                for a in node.allocations.values())])

@@ -744,6 +744,7 @@ def headroom_story(g: Gen) -> Iterator[Step]:
     held = [x for x in rv.running() if x.app == filler] if rv is not None else []
     if rv is not None and held:
         yield g.request("update_allocation", rv.release_request(held, TT.STOPPED_BY_RM))
+        yield from _filler_gone(g, filler, partition)
     yield Step.schedule()
 
 
@@ -820,7 +821,21 @@ def slot_story(g: Gen) -> Iterator[Step]:
     held = [x for x in rv.running() if x.app == filler] if rv is not None else []
     if rv is not None and held:
         yield g.request("update_allocation", rv.release_request(held, TT.STOPPED_BY_RM))
+        yield from _filler_gone(g, filler, partition)
     yield Step.schedule()
+
+
+def _filler_gone(g: Gen, filler: str, partition: str) -> Iterator[Step]:
+    """A filler pod today's RM could not bind is pending again (``SCHEDULING_FAILED_ON_RM``):
+    the RM withdraws it, or, as a required-node pod, it would share the reserved node and
+    take the room back (several required-node reservations on one node)."""
+    rv = g.rv
+    if rv is None or not any(k[0] == filler and a.pending > 0 for k, a in rv.asks.items()):
+        return
+    yield g.request("update_allocation", si.AllocationRequest(
+        rm_id=g.rm_id, releases=si.AllocationReleasesRequest(allocation_asks_to_release=[
+            si.AllocationAskRelease(partition_name=partition, application_id=filler,
+                                    allocation_key="", termination_type=TT.STOPPED_BY_RM)])))
 
 
 def _memory(r: Mapping[str, int]) -> int:

@@ -59,7 +59,7 @@ def find_node(p: PartitionState, app: Application, ask: Ask) -> Node | None:
         return None
     mine = (app.id, ask.key)
     for node in p.node_order:
-        if node.reservation is not None and node.reservation != mine:
+        if not node.open_to(mine):
             continue
         if res.fits(r, node.available) and predicates(p, ask, node, True):
             return node
@@ -89,8 +89,8 @@ def reserve_or_fail(p: PartitionState, app: Application, ask: Ask, report: bool 
             report_failed(p, app, ask)
         return NO_RESERVATION
     for node in p.node_order:
-        if node.reservation is not None:
-            continue
+        if node.reservations:
+            continue  # an ordinary ask reserves only an unreserved node (node.go Reserve)
         if res.fits(ask.resource, res.sub(node.capacity, node.occupied)) and \
                 predicates(p, ask, node, False):
             reservations.reserve(p, app, ask, node)
@@ -152,12 +152,12 @@ def unplaceable_reason(p: PartitionState, app: Application, ask: Ask) -> str:
         return (f"ask {ask.key} needs {res.to_str(r)}, more than any of the {count} "
                 "schedulable nodes can hold")
     mine = (app.id, ask.key)
-    taken = [n for n in fit if n.reservation is not None and n.reservation != mine]
+    taken = [n for n in fit if not n.open_to(mine)]
     if len(taken) == len(fit):
         if len(fit) == 1:
-            other_app, other_key = taken[0].reservation or ("", "")
-            return (f"the only node that fits ({taken[0].id}) is reserved for another ask "
-                    f"({other_key} of application {other_app})")
+            others = ", ".join(f"{k} of application {a}" for a, k in taken[0].reservations)
+            kind = "another ask" if len(taken[0].reservations) == 1 else "other asks"
+            return f"the only node that fits ({taken[0].id}) is reserved for {kind} ({others})"
         return (f"every node that fits ({', '.join(n.id for n in fit)}) is reserved for "
                 "another ask")
     if not may_reserve(p, ask):

@@ -70,7 +70,7 @@ def complete_replacement(p: PartitionState, placeholder: Allocation) -> None:
         return
     node: Node | None = p.nodes.get(placeholder.node.id)
     if node is None or not node.schedulable or not res.fits(ask.resource, node.available) \
-            or (node.reservation is not None and node.reservation != (app.id, ask.key)) \
+            or not node.open_to((app.id, ask.key)) \
             or not allocate.predicates(p, ask, node, True):
         p.failed_shapes = res.ShapeMemo()
         node = allocate.find_node(p, app, ask)

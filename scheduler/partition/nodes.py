@@ -218,8 +218,7 @@ def update_node(p: PartitionState, info: si.NodeInfo) -> None:
         node.recompute_available("capacity or occupied changed by the RM")
         p.nodes_changed()
         p.node_order.update(node)
-        if node.reservation is not None:
-            app_id, key = node.reservation
+        for app_id, key in list(node.reservations):
             app = p.apps.get(app_id)
             if not reservations.still_valid(
                     p, app.asks.get(key) if app is not None else None, node):

@@ -345,8 +345,7 @@ class Preemptor:
         p = self.p
         for node_id in p.node_ids():
             node = p.nodes[node_id]
-            if not node.schedulable or (node.reservation is not None
-                                        and node.reservation != mine):
+            if not node.schedulable or not node.open_to(mine):
                 continue
             found = self.node_victims(node)
             if found is None:

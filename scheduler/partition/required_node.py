@@ -5,9 +5,13 @@ Apache YuniKorn's ``simple_preemptor.md`` and ``required_node_preemptor.go``
 or nowhere:
 
 - it waits while the node is unknown (or not schedulable);
-- it gives up for now when another required-node ask holds the node;
-- it cancels any other reservation there, and is placed if the node has room,
-  else reserves the node at once (no reservation delay);
+- it cancels every ordinary ask's reservation there; other required-node asks'
+  stay, beside its own (apache/yunikorn-core be3bb48
+  pkg/scheduler/objects/application.go ``tryRequiredNode``, node.go ``Reserve``);
+- it is placed if the node has room and no other ask holds it, else reserves the
+  node at once (no reservation delay); one that reserved beside other
+  required-node asks and fits is placed in the same step (YuniKorn's next
+  reserved pass, ``tryReservedAllocate``);
 - if the node still can not hold it and it never preempted, it preempts
   allocations on that node: never another required-node allocation, never one
   of higher priority, only ones sharing a resource type with it; regular
@@ -51,29 +55,33 @@ def try_required(p: PartitionState, app: Application, ask: Ask) -> int:
         return NOTHING
     mine = (app.id, ask.key)
     changed = False
-    if node.reservation is not None and node.reservation != mine:
-        other_app, other_key = node.reservation
+    for other_app, other_key in list(node.reservations):
+        if (other_app, other_key) == mine:
+            continue
         other = p.apps.get(other_app)
         other_ask = other.asks.get(other_key) if other is not None else None
         if other_ask is not None and other_ask.required_node:
-            allocate.set_scheduling_state(
-                p, ask, SS.SKIPPED, f"its required node {node.id} is reserved for required-node "
-                f"ask {other_key} of application {other_app}")
-            return NOTHING
+            continue  # required-node asks share the node; each reserves it for itself
         reservations.cancel(p, other_app, other_key)
         p.core.event(p.rm_id, ET.REQUEST, other_key,
                      f"reservation of node {node.id} for ask {other_key} of application "
                      f"{other_app} cancelled: required-node ask {ask.key} of application "
                      f"{app.id} needs the node", si.EventChangeType.REMOVE, other_app)
         changed = True
-    if res.fits(ask.resource, node.available) and allocate.predicates(p, ask, node, True):
+    if node.open_to(mine) and res.fits(ask.resource, node.available) \
+            and allocate.predicates(p, ask, node, True):
         allocate.allocate(p, app, ask, node)
         return ALLOCATED
-    if node.reservation != mine:
+    if mine not in node.reservations:
         reservations.cancel(p, app.id, ask.key)
         reservations.reserve(p, app, ask, node)
         allocate.set_scheduling_state(p, ask, SS.RESERVED, f"reserved its required node {node.id}")
         changed = True
+        if res.fits(ask.resource, node.available) and allocate.predicates(p, ask, node, True):
+            # Other required-node asks held the node, so it reserved first; YuniKorn's next
+            # reserved pass places it, as nothing changed in between: here, in this step.
+            allocate.allocate(p, app, ask, node)
+            return ALLOCATED
     if preempt(p, app, ask, node):
         changed = True
     return PROGRESS if changed else NOTHING

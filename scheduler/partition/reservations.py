@@ -1,7 +1,11 @@
-"""Reservations: a node kept for one ask against fragmentation (``004`` "Implementation").
+"""Reservations: a node kept for an ask against fragmentation (``004`` "Implementation").
 
-At most one reservation per node and per ask. Cancelling one gives room back
-inside a scheduling call, so it also forgets the call's memos of what failed.
+An ask holds at most one reservation. A node holds either one ordinary ask's
+reservation or any number of required-node asks' (apache/yunikorn-core be3bb48
+pkg/scheduler/objects/node.go ``Reserve``): an ordinary ask reserves only an
+unreserved node, and a required-node ask cancels the ordinary one it finds
+there. Cancelling one gives room back inside a scheduling call, so it also
+forgets the call's memos of what failed.
 """
 
 from __future__ import annotations
@@ -14,8 +18,7 @@ from .state import PartitionState
 
 
 def reserve(p: PartitionState, app: Application, ask: Ask, node: Node) -> None:
-    node.reservation = (app.id, ask.key)
-    node.reserved_at = p.core.next_seq()
+    node.reservations[(app.id, ask.key)] = p.core.next_seq()
     p.reservations[(app.id, ask.key)] = node
     p.core.event(p.rm_id, si.EventRecordType.REQUEST, ask.key,
                  f"ask {ask.key} of application {app.id} reserved node {node.id}",
@@ -25,8 +28,8 @@ def reserve(p: PartitionState, app: Application, ask: Ask, node: Node) -> None:
 def cancel(p: PartitionState, app_id: str, key: str) -> None:
     node = p.reservations.pop((app_id, key), None)
     if node is not None:
-        node.reservation = None
-        # The node is open to every ask again: what failed earlier in this
+        node.reservations.pop((app_id, key), None)
+        # The node is open to more asks again: what failed earlier in this
         # scheduling call may fit now, so the call's memos no longer hold.
         p.reset_memos()
 
@@ -39,8 +42,8 @@ def cancel_app(p: PartitionState, app: Application, real_only: bool) -> None:
 
 
 def cancel_node(p: PartitionState, node: Node) -> None:
-    if node.reservation is not None:
-        cancel(p, *node.reservation)
+    for app_id, key in list(node.reservations):
+        cancel(p, app_id, key)
 
 
 def still_valid(p: PartitionState, ask: Ask | None, node: Node) -> bool:

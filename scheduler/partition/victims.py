@@ -39,7 +39,7 @@ def commit(
             res.add_into(q.preempting, victim.resource)
     ask.preempted = True
     mine = (app.id, ask.key)
-    if node.reservation != mine:
+    if mine not in node.reservations:
         # An ask holds one reservation: the node chosen for it replaces any other.
         reservations.cancel(p, app.id, ask.key)
         reservations.reserve(p, app, ask, node)
