@@ -162,13 +162,15 @@ def _timeout_from_first(rec: StepRecord) -> bool:
       "A gang timed out while one of its placeholder asks had some of its repeats "
       "allocated and others pending.")
 def _timeout_partly_placed(rec: StepRecord) -> bool:
-    for app in rec.moved("application", "Accepted", "Failing") + rec.moved(
-            "application", "Accepted", "Resuming") + rec.moved(
-            "application", "Running", "Failing"):
-        for ask in app.asks.values():
-            if ask.placeholder and ask.max_allocations > 1 \
-                    and 0 < ask.allocated_count < ask.max_allocations:
-                return True
+    # At the timeout the pending repeats go as an ask release and the placed ones as
+    # allocation releases of the same key, in one answer (the ask itself is gone by then).
+    timeout = si.TerminationType.TIMEOUT
+    for response in rec.of("update_allocation"):
+        asks = {(r.application_id, r.allocation_key) for r in response.released_asks
+                if r.termination_type == timeout}
+        if any((r.application_id, r.allocation_key) in asks
+               for r in response.released if r.termination_type == timeout):
+            return True
     return False
 
 
