@@ -77,6 +77,11 @@ REGISTERS = "rm_dialect"
 """The step key of a registration that fixes the RM's dialect
 (``register_resource_manager(..., dialect=...)``); a registration without it is
 decided by the RM's first request only one dialect can say."""
+SPEAKS = "rm_speaks"
+"""The step key of a registration whose RM speaks today's SI but lets its first request
+say so (no ``REGISTERS``): nothing in process reads it; over the wire
+(``invariants/wire.py``) it chooses the client that reads the RM's answers, as a real shim
+knows which SI it was built for."""
 OCCUPIED = "occupied-"
 """Key prefix of the foreign pod that stands for a node's occupied resource."""
 ROLLED_BACK = 0.2
@@ -697,5 +702,5 @@ for _name, _statement in (
     goal(f"today.{_name}", _statement)(_did(_name))
 
 
-__all__ = ["REGISTERS", "TODAY", "Reading", "answer", "bound_answered", "end", "is_today",
+__all__ = ["REGISTERS", "SPEAKS", "TODAY", "Reading", "answer", "bound_answered", "end", "is_today",
            "read", "speak"]

@@ -1227,6 +1227,46 @@ rules say it must go on: only a liveness property catches them (the explorer in 
 quiescent closure, the random checker at a case's end, driven to rest)."""
 
 
+def _servers() -> tuple[Mutant, ...]:
+    """Broken servers: edits of ``scheduler/rpc`` that lose or repeat an answer on its way
+    to the client. The core is untouched, so only ``check --transport grpc`` can catch them
+    (``tests/test_checker_wire.py`` hunts each); the default self-test runs in process and
+    does not count them. Empty without the ``grpc`` extra."""
+    try:
+        from scheduler.rpc import session, streams
+    except ImportError:
+        return ()
+    return (
+        M("rpc.release_answer_sent_twice", "rpc",
+          "002 'RPC Interface': each answer reaches the RM's stream once (a session that "
+          "queues an AllocationResponse carrying releases twice, as a retry would)",
+          session.Session, "send",
+          "    if not self.outboxes[kind].put(data):\n",
+          "    if getattr(response, \"released\", None):\n"
+          "        data = data + data\n"
+          "    if not self.outboxes[kind].put(data):\n"),
+        M("rpc.callback_waits_for_reader", "rpc",
+          "002 'RPC Interface': one RM's streams never hold up the core (a session whose "
+          "callback waits until the RM read what it was sent before)",
+          session.Session, "send",
+          "    if not self.outboxes[kind].put(data):\n",
+          "    while self.outboxes[kind]._items:\n"
+          "        threading.Event().wait(0.01)\n"
+          "    if not self.outboxes[kind].put(data):\n"),
+        M("rpc.busy_outbox_drops", "rpc",
+          "002 'RPC Interface': every answer reaches the RM's stream (an outbox that drops a "
+          "message while the writer has not taken the one before it)",
+          streams.Outbox, "put",
+          "        if self._size and self._size + size > self._limit:\n",
+          "        if self._items:\n            return True\n"
+          "        if self._size and self._size + size > self._limit:\n"),
+    )
+
+
+SERVERS: tuple[Mutant, ...] = _servers()
+"""Broken servers between the model shim and the core (``invariants/wire.py``)."""
+
+
 def _edited(mutant: Mutant) -> Callable[..., Any]:
     original = getattr(mutant.owner, mutant.function)
     source = textwrap.dedent(inspect.getsource(original))
@@ -1255,7 +1295,7 @@ def applied(mutant: Mutant) -> Iterator[None]:
 
 
 def by_name(name: str) -> Mutant:
-    for mutant in (*MUTANTS, *LITERAL, *STALLED):
+    for mutant in (*MUTANTS, *LITERAL, *STALLED, *SERVERS):
         if mutant.name == name:
             return mutant
     raise KeyError(name)

@@ -274,3 +274,50 @@ MESSAGES = check(
     "(UpdateContainerSchedulingStateRequest)",
     "A shim can not show the user what happened.",
 )
+
+# -- through the wire (``check --transport grpc``, ``invariants/wire.py``) -------------
+W = (f"{S} 'RPC Interface' (the Scheduler service's bidirectional streams), 'Why "
+     "bi-directional gRPC'; docs/shim-guide.md '11. Over gRPC'")
+WIRE_ANSWER_LOST = check(
+    "wire.answer_lost",
+    "Through the wire, every request a client sends on a stream reaches the core, and every "
+    "message the core emits for an RM whose streams are open arrives at its client, within "
+    "the wire's bound.",
+    W,
+    "A shim waits forever for an answer the core gave, or the core never heard a request "
+    "the shim sent: the two no longer agree on what happened.",
+)
+WIRE_DELIVERED = check(
+    "wire.delivered",
+    "Each stream delivers exactly the messages the core emitted for it, in the core's "
+    "order, each once, with the same content (events and scheduling states on the "
+    "extension service's subscription).",
+    W,
+    "The server reordered, duplicated or altered an answer: the shim reads a decision the "
+    "core did not make.",
+)
+WIRE_LIVE = check(
+    "wire.live",
+    "The server never ends a stream or refuses a call of a registered, running RM that "
+    "reads its streams: only a new registration, an unregistration or the RM's own "
+    "disconnection ends them.",
+    W,
+    "A shim that did everything right lost its connection and is paused.",
+)
+WIRE_PAUSED = check(
+    "wire.paused",
+    "An RM whose client closes its streams is paused in the core (connection_lost), as a "
+    "dropped connection must.",
+    f"{S} 'Lifecycle of RM-Scheduler communication' (connection loss: Paused); "
+    "docs/shim-guide.md '11. Over gRPC'",
+    "The core keeps deciding for an RM that can no longer hear it.",
+)
+WIRE_INDEPENDENT = check(
+    "wire.independent",
+    "An RM that stops reading its streams never holds up the core or another RM: the core "
+    "runs its requests at once, and every other RM's answers keep arriving "
+    "(wire.answer_lost), while its own wait for it on the server.",
+    f"{W}; the Scheduler service serves several RMs ('RPC based ... multiple remote "
+    "clusters')",
+    "One slow shim stalls the scheduler for every cluster it serves.",
+)

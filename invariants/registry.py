@@ -31,6 +31,15 @@ class Violation:
         return f"[{self.invariant}] {self.subject}: {self.explanation}"
 
 
+class WireFault(Exception):
+    """A step the wire broke in a way no in-process run can show (``invariants/wire.py``):
+    the step ends with this violation, as a core that raised ends with its own."""
+
+    def __init__(self, violation: Violation) -> None:
+        super().__init__(str(violation))
+        self.violation = violation
+
+
 @dataclass(slots=True)
 class CheckContext:
     """What a check may read: the scheduler and, when present, observers of it.

@@ -21,7 +21,7 @@ from . import describe, liveness
 from .registry import Violation
 from .rules import predicate_for
 from .runner import CLOCK_START, Failure, scheduler_options
-from .world import World
+from .world import DIRECT, World
 
 if TYPE_CHECKING:
     from .explore.closure import Closure
@@ -49,9 +49,10 @@ def world_for(head: dict[str, Any]) -> World:
         if checker.get("rm_pause_timeout") is not None else {}
     # A trace that names no reservation delay was recorded when the core reserved at once.
     options["reservation_delay"] = float(checker.get("reservation_delay", 0.0))
+    # A trace the checker found through the wire replays through the wire.
     return World(float(head.get("clock_start", 0.0)), predicate_for(
         checker.get("predicate_salt"), checker.get("predicates_refuse") or ()),
-        scheduler_options=options)
+        scheduler_options=options, transport=str(checker.get("transport", DIRECT)))
 
 
 def run(trace: Trace, out: TextIO | None = None) -> Replayed:
@@ -61,6 +62,13 @@ def run(trace: Trace, out: TextIO | None = None) -> Replayed:
     reading of it (``invariants/bridge.py``), as ``check`` judged them.
     """
     world = world_for(trace.header)
+    try:
+        return _run(world, trace, out)
+    finally:
+        world.close()
+
+
+def _run(world: World, trace: Trace, out: TextIO | None) -> Replayed:
     result = Replayed(None, 0)
     configs: dict[str, str] = {}
     for number, step in enumerate(trace.steps, 1):
@@ -176,6 +184,16 @@ def write(path: Path, config: str, clock_start: float, steps: Sequence[Step],
     """
     head = header(config, clock_start, checker=checker)
     world = world_for(head)
+    try:
+        lines = _recorded(world, head, steps)
+    finally:
+        world.close()
+    return write_trace(path, head, lines)
+
+
+def _recorded(world: World, head: dict[str, Any], steps: Sequence[Step]
+              ) -> list[dict[str, Any] | Step]:
+    """The steps with what the core answered to each, and the violation they end with."""
     lines: list[dict[str, Any] | Step] = []
     for step in steps:
         lines.append(step)
@@ -195,7 +213,7 @@ def write(path: Path, config: str, clock_start: float, steps: Sequence[Step],
     if problems:
         lines.append({"violation": [{"invariant": v.invariant, "subject": v.subject,
                                      "explanation": v.explanation} for v in problems]})
-    return write_trace(path, head, lines)
+    return lines
 
 
 def save(failure: Failure, steps: Sequence[Step], folder: Path, name: str) -> Path:
@@ -208,9 +226,13 @@ def save(failure: Failure, steps: Sequence[Step], folder: Path, name: str) -> Pa
     trace's own as ``driving_to_quiescence`` notes, which replay does not execute).
     """
     world = World(CLOCK_START, failure.scenario.predicate(), translate=failure.sym,
-                  scheduler_options=scheduler_options(failure.scenario))
-    for step in steps:
-        world.run(step)
+                  scheduler_options=scheduler_options(failure.scenario),
+                  transport=failure.transport)
+    try:
+        for step in steps:
+            world.run(step)
+    finally:
+        world.close()
     config = next((s.request.config for s in world.steps
                    if s.call == "register_resource_manager"), "")
     ending = {"quiescent": True, "liveness": list(liveness.CASE_ENDS)} \
@@ -220,7 +242,8 @@ def save(failure: Failure, steps: Sequence[Step], folder: Path, name: str) -> Pa
         "invariant": failure.violation.invariant,
         "predicate_salt": failure.scenario.predicate_salt,
         "rm_pause_timeout": failure.scenario.rm_pause_timeout,
-        "reservation_delay": failure.scenario.reservation_delay, **ending})
+        "reservation_delay": failure.scenario.reservation_delay, **ending,
+        **({"transport": failure.transport} if failure.transport != DIRECT else {})})
 
 
 def _json(message: Any) -> Any:

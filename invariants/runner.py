@@ -23,7 +23,7 @@ from scheduler.trace import Step
 from .coverage import Coverage
 from .registry import Violation
 from .rules import Gen, Scenario
-from .world import World
+from .world import DIRECT, World
 
 CLOCK_START = 1_000.0
 
@@ -44,6 +44,9 @@ class Options:
     liveness: bool = True
     """Each case that broke no rule ends driven to rest, where the liveness properties of
     ``liveness.CASE_ENDS`` are judged."""
+    transport: str = DIRECT
+    """``grpc``: every case's core is served on loopback and its shim talks to it through
+    clients (``invariants/wire.py``)."""
 
 
 @dataclass
@@ -63,6 +66,8 @@ class Failure:
     """The violation came once the case's steps were over, driving the core to rest (a
     liveness property, or a rule broken on the way there): ``steps`` are the case's, and
     whoever runs them again drives the end to rest the same way (``replay.settle``)."""
+    transport: str = DIRECT
+    """How the case reached its core: whoever runs it again goes the same way."""
 
 
 @dataclass
@@ -117,7 +122,16 @@ def _case(seed: int, opts: Options, coverage: Coverage | None,
     scenario = Scenario.draw(seed, opts.config, opts.steps, opts.rules)
     world = World(CLOCK_START, scenario.predicate(), coverage,
                   scheduler_options=scheduler_options(scenario),
-                  timings=timings.invariant_seconds if timings is not None else None)
+                  timings=timings.invariant_seconds if timings is not None else None,
+                  transport=opts.transport)
+    try:
+        return _steps(world, scenario, seed, opts, timings)
+    finally:
+        world.close()
+
+
+def _steps(world: World, scenario: Scenario, seed: int, opts: Options,
+           timings: Outcome | None) -> tuple[World, list[Violation], int, bool]:
     gen = Gen(world, scenario, random.Random(seed ^ 0x5EED))
     steps = 0
     for step in gen.steps():
@@ -178,7 +192,8 @@ def search(opts: Options, worker: int = 0, deadline: float | None = None,
         if problems:
             out.failure = Failure(opts.seed, case, worker, Scenario.draw(
                 seed, opts.config, opts.steps, opts.rules), list(world.steps), problems[0],
-                problems, dict(world.shim.sym), time.monotonic() - started, at_end)
+                problems, dict(world.shim.sym), time.monotonic() - started, at_end,
+                opts.transport)
             if stop is not None:
                 stop.set()
             break

@@ -153,6 +153,13 @@ MAP: tuple[Entry, ...] = (
     E(S, "Lifecycle of RM-Scheduler communication", "register: Running; connection loss: "
       "Paused; timeout: Stopped; voluntary shutdown: Stopped.",
       ("lifecycle.legal", "protocol.paused", "protocol.timers", "rm.resynced_after_pause")),
+    E(S, "RPC Interface", "Over the Scheduler service's bidirectional streams the RM hears "
+      "every answer the core decided for it, on its own stream, in the core's order, once; "
+      "a registered RM that reads is never cut off; a dropped connection pauses it.",
+      ("wire.answer_lost", "wire.delivered", "wire.live", "wire.paused", "wire.independent"),
+      "Judged by `check --transport grpc` only: a real server on loopback between the model "
+      "shim and the core, beside an RM that never reads (docs/checker.md 'Through the "
+      "wire')."),
     E(S, "RM register with scheduler", "Registering a known RM id cleans up everything it "
       "had; the RM then reports its full state.", ("protocol.recovery",)),
     E(S, "AddApplicationRequest.queueName", "The scheduler places the application into a "

@@ -56,14 +56,18 @@ def fails(failure: Failure, steps: Sequence[Step], budget: _Budget | None = None
         budget.runs += 1
     target = failure.violation.invariant
     world = World(CLOCK_START, failure.scenario.predicate(), translate=failure.sym,
-                  scheduler_options=scheduler_options(failure.scenario))
-    for step in steps:
-        if any(v.invariant == target for v in world.run(step)):
-            return True
-    if not failure.quiescent:
-        return False
-    world.untranslated()
-    return any(v.invariant == target for v in settle(world, liveness.CASE_ENDS).violations)
+                  scheduler_options=scheduler_options(failure.scenario),
+                  transport=failure.transport)
+    try:
+        for step in steps:
+            if any(v.invariant == target for v in world.run(step)):
+                return True
+        if not failure.quiescent:
+            return False
+        world.untranslated()
+        return any(v.invariant == target for v in settle(world, liveness.CASE_ENDS).violations)
+    finally:
+        world.close()
 
 
 def shrink(failure: Failure, seconds: float = 30.0) -> Shrunk:

@@ -14,7 +14,7 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scheduler import ManualClock, Scheduler, si
 from scheduler.errors import ConfigError, UnknownResourceManager
@@ -27,15 +27,22 @@ from .coverage import Coverage, StepRecord
 from .monitor import ModelShim, Predicate
 from .protocol import NO_EXCEPTION
 from .recorder import LifecycleRecorder
-from .registry import REGISTRY, CheckContext, Violation
+from .registry import REGISTRY, CheckContext, Violation, WireFault
 from .scheduling import PREEMPTED, REPLACED
 from .shim import AllocView, AskView, RMView
+
+if TYPE_CHECKING:
+    from .wire import Wire
 
 TT = si.TerminationType
 _LIMIT_HELD = re.compile(r"^(user|group) (\S+) (?:would exceed its limit|already runs \d+ "
                          r"application\(s\)) on (\S+)")
 """A scheduling state's reason naming the user or group limit that held an ask back
 (``scheduler/ugm.py`` ``over_limit``, ``no_slot``)."""
+DIRECT, GRPC = "direct", "grpc"
+TRANSPORTS = (DIRECT, GRPC)
+"""How the world's steps reach the core: in process, or through a real server on loopback
+(``invariants/wire.py``)."""
 RESERVED = si.SchedulingState.RESERVED
 SKIPPED = si.SchedulingState.SKIPPED
 
@@ -51,11 +58,21 @@ class World:
         translate: Mapping[str, tuple[str, str, int]] | None = None,
         scheduler_options: Mapping[str, Any] | None = None,
         timings: dict[str, float] | None = None,
+        transport: str = DIRECT,
     ) -> None:
+        if transport not in TRANSPORTS:
+            raise ValueError(f"transport: {transport!r} is not one of {', '.join(TRANSPORTS)}")
         self.clock = ManualClock(start=clock_start)
         self.api = Scheduler(clock=self.clock, **dict(scheduler_options or {}))
         self.recorder = LifecycleRecorder(self.api)
         self.shim = ModelShim(self.api, self.clock, predicate)
+        self.transport = transport
+        self.wire: Wire | None = None
+        """With ``transport="grpc"``: the core served on loopback, the RMs' clients."""
+        if transport == GRPC:
+            from .wire import Wire
+
+            self.wire = Wire(self.api)
         self.predicate = predicate
         self.coverage = coverage
         self.timings = timings
@@ -97,6 +114,9 @@ class World:
         """
         if self._original is not None:
             step = self._translate(step)
+        if self.wire is not None and (stalled := self.wire.before()) is not None:
+            self.steps.append(step)
+            return [stalled]
         self.shim.begin(step)
         self._reserved_before = self._reservations() if step.call == "schedule" else {}
         self._states_before = self._app_states() if step.call == "schedule" else {}
@@ -107,6 +127,8 @@ class World:
             self._execute(step)
         except (ConfigError, UnknownResourceManager) as exc:
             error = exc
+        except WireFault as fault:
+            crash = fault.violation
         except Exception as exc:  # the core must never raise here: that is a finding
             crash = Violation(NO_EXCEPTION, f"step {step.call}",
                               f"raised {type(exc).__name__}: {exc}")
@@ -122,6 +144,9 @@ class World:
         self.steps.append(step)
         problems = list(self.shim.violations)
         self.shim.violations.clear()
+        if self.wire is not None and self.wire.violations:
+            problems += self.wire.violations
+            self.wire.violations.clear()
         if invariants:
             problems += self.check(after_schedule=step.call == "schedule")
         if self.coverage is not None:
@@ -164,7 +189,18 @@ class World:
         level = "root" if path == "root" else "leaf" if path == app.path else "parent"
         return {f"{'named' if named else 'wildcard'}_{kind}", f"on_{level}"}
 
+    def close(self) -> None:
+        """Stop the wire's server and clients (nothing to do in process)."""
+        if self.wire is not None:
+            self.wire.close()
+
     def _execute(self, step: Step) -> None:
+        if self.wire is not None:
+            self.wire.execute(step, self.shim, self._direct)
+        else:
+            self._direct(step)
+
+    def _direct(self, step: Step) -> None:
         api = self.api
         call = step.call
         if call == "advance":

@@ -397,7 +397,8 @@ def register(g: Gen) -> Iterator[Step]:
     dialect drawn from a stream of its own."""
     drawn = g.dialects.random()
     g.drawn = bridge.TODAY if drawn < TODAY_SHARE else "seed"
-    extra = {bridge.REGISTERS: bridge.TODAY} if drawn < TODAY_SHARE / 2 else {}
+    extra = {bridge.REGISTERS: bridge.TODAY} if drawn < TODAY_SHARE / 2 else \
+        {bridge.SPEAKS: bridge.TODAY} if drawn < TODAY_SHARE else {}
     yield g.request("register_resource_manager", si.RegisterResourceManagerRequest(
         rm_id=g.rm_id, policy_group="queues", config=g.config_text()), **extra)
 
