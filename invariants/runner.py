@@ -236,7 +236,9 @@ def run(opts: Options, progress: Callable[[Outcome], None] | None = None) -> Out
     """The whole run, in this process or in ``opts.workers`` processes."""
     if opts.workers <= 1:
         return search(opts, progress=progress)
-    ctx = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
+    # gRPC's threads do not survive a fork: a run through the wire starts fresh workers
+    fork = sys.platform != "win32" and opts.transport == DIRECT
+    ctx = multiprocessing.get_context("fork" if fork else "spawn")
     deadline = time.monotonic() + opts.seconds
     manager = ctx.Manager()
     stop = manager.Event()

@@ -21,8 +21,10 @@ How a step runs:
   registered) never reaches the core over the wire (the client refuses it,
   as the server would): it is run on the core in process, so the model shim
   judges the core's own refusal exactly as in process;
-- after the step, a barrier: the core ran every request sent and each client
-  received every message its open streams owe (bounded: ``wire.answer_lost``);
+- after the step, a barrier: the core ran every request sent; then a marker goes
+  through the server's session on every open stream, after the step's messages, and
+  each must arrive (bounded: ``wire.answer_lost``): gRPC keeps order within a
+  stream, so what arrived before it is all the step delivered;
   the tee's records are then fed to the model shim in the core's order, so
   the rules about decision order judge what they judge in process, and each
   stream's delivery is compared with what the core emitted for it
@@ -73,6 +75,10 @@ their ids; each application is for a partition that does not exist and is refuse
 default (15 kB of answers) is cheap and gRPC buffers it; a stalled transport, where the
 server's writer for the bystander blocks, takes megabytes (``(8, 1, 1_000_000)``, some two
 seconds), which ``tests/test_checker_wire.py`` sets for the broken server it hunts."""
+MARK: Final = "wire-marker-"
+"""The id a barrier's marker carries: one message per stream, sent through the server's
+session after the core's messages of a step, so its arrival proves everything before it
+on that stream arrived (gRPC keeps order within a stream). No rule draws such an id."""
 _BYSTANDER_CONFIG: Final = "partitions:\n  - name: default\n    queues:\n      - name: root\n"
 TIMEOUT: Final = 20.0
 """Seconds a barrier waits for the wire before an answer counts as lost (a loaded machine
@@ -91,6 +97,9 @@ class _Registration:
         """Its streams are open: what the core emits for them must arrive."""
         self.expected: dict[str, list[Any]] = {k: [] for k in set(STREAM_OF.values())}
         self.received: dict[str, list[Any]] = {k: [] for k in set(STREAM_OF.values())}
+        self.marks: dict[str, int] = dict.fromkeys(self.expected, 0)
+        """The last barrier marker each stream delivered."""
+        self.tee: _Tee | None = None
         self.errors_seen = 0
 
 
@@ -114,6 +123,18 @@ class _Tee:
     def _predicates(self, args: Any) -> bool:
         answer: bool = self._inner.predicates(args)
         return answer
+
+    def mark(self, n: int) -> None:
+        """Marker ``n`` on each stream, through the server's session (not the core's)."""
+        ident = f"{MARK}{n}"
+        inner = self._inner
+        inner.update_allocation(si.AllocationResponse.model_construct(
+            released=[si.AllocationRelease.model_construct(application_id=ident)]))
+        inner.update_application(si.ApplicationResponse.model_construct(
+            rejected=[si.RejectedApplication.model_construct(application_id=ident)]))
+        inner.update_node(si.NodeResponse.model_construct(
+            rejected=[si.RejectedNode.model_construct(node_id=ident)]))
+        inner.send_event([si.EventRecord.model_construct(object_id=ident)])
 
     def _emit(self, method: str, message: Any) -> None:
         reg = self._reg
@@ -153,7 +174,7 @@ class _Receiver:
         return bool(model.predicates(args))
 
     def _got(self, method: str, message: Any) -> None:
-        self._wire.arrived(self._reg, STREAM_OF[method], message)
+        self._wire.arrived(self._reg, STREAM_OF[method], message, _marker(message))
 
     def update_allocation(self, response: Any) -> None:
         self._got("update_allocation", response)
@@ -201,6 +222,7 @@ class Wire:
         self._links: dict[str, _Registration] = {}
         self._pending: tuple[_Registration, str | None] | None = None
         self._retired: list[Client] = []
+        self._marker = 0
         self.violations: list[Violation] = []
         self._wrap(api)
         self.server = Server(api, ServerOptions(port=0, predicate_timeout=self.timeout,
@@ -221,6 +243,8 @@ class Wire:
             reg, fixed = pending if pending is not None else (None, None)
             dialect = dialect if dialect is not None else fixed
             tee = _Tee(self, reg, callback)
+            if reg is not None:
+                reg.tee = tee
             if dialect is None:
                 return register(request, tee)
             return register(request, tee, dialect=dialect)
@@ -258,10 +282,13 @@ class Wire:
             if owed and reg is not None:
                 reg.expected[STREAM_OF[method]].append(message)
 
-    def arrived(self, reg: _Registration, stream: str, message: Any) -> None:
+    def arrived(self, reg: _Registration, stream: str, message: Any, mark: int | None) -> None:
         """A message a client's stream delivered (on the client's thread)."""
         with self._cond:
-            reg.received[stream].append(message)
+            if mark is None:
+                reg.received[stream].append(message)
+            else:
+                reg.marks[stream] = mark
             self._cond.notify_all()
 
     # ------------------------------------------------------------ the bystander
@@ -440,15 +467,23 @@ class Wire:
             return True
 
     # ------------------------------------------------------------ after a step
-    def _settled(self) -> bool:
-        if any(self._ran[rm] < sent for rm, sent in self._sent.items() if rm != BYSTANDER):
-            return False
-        return all(len(reg.received[s]) >= len(reg.expected[s])
-                   for reg in self._links.values() if reg.live for s in reg.expected)
+    def _ran_all(self) -> bool:
+        return all(self._ran[rm] >= sent for rm, sent in self._sent.items() if rm != BYSTANDER)
+
+    def _marked(self, n: int) -> bool:
+        return all(mark >= n for reg in self._links.values() if reg.live and reg.tee is not None
+                   for mark in reg.marks.values())
 
     def _settle(self, step: Step) -> None:
-        """The barrier, then the wire's own checks."""
-        settled = self._wait(self._settled)
+        """The barrier (the core ran every request; then a marker after the step's messages on
+        every open stream, and each one's arrival), then the wire's own checks."""
+        self._wait(self._ran_all)
+        self._marker += 1
+        n = self._marker
+        for reg in self._links.values():
+            if reg.live and reg.tee is not None:
+                reg.tee.mark(n)
+        self._wait(lambda: self._marked(n))
         with self._cond:
             for rm_id, sent in sorted(self._sent.items()):
                 if self._ran[rm_id] < sent and rm_id != BYSTANDER:
@@ -460,7 +495,7 @@ class Wire:
             for rm_id, reg in sorted(self._links.items()):
                 if not reg.live:
                     continue
-                self._compare(reg, settled)
+                self._compare(reg, n)
                 errors = reg.client.errors[reg.errors_seen:]
                 reg.errors_seen = len(reg.client.errors)
                 for _, code, details in errors:
@@ -469,7 +504,8 @@ class Wire:
                         f"the server ended a stream of a registered RM that reads: "
                         f"{code}: {details}"))
 
-    def _compare(self, reg: _Registration, settled: bool) -> None:
+    def _compare(self, reg: _Registration, n: int) -> None:
+        """Each stream's delivery up to marker ``n`` against what the core emitted for it."""
         for stream in sorted(reg.expected):
             owed, got = reg.expected[stream], reg.received[stream]
             for i, (want, have) in enumerate(zip(owed, got, strict=False)):
@@ -484,12 +520,17 @@ class Wire:
                     P.WIRE_DELIVERED, f"resource manager {reg.rm_id}, {stream} stream",
                     f"{len(got) - len(owed)} message(s) more arrived than the core emitted "
                     f"(the first extra: {_short(got[len(owed)])})"))
-            elif len(got) < len(owed) and not settled:
+            elif len(got) < len(owed):
                 self.violations.append(Violation(
                     P.WIRE_ANSWER_LOST, f"resource manager {reg.rm_id}, {stream} stream",
                     f"{len(owed) - len(got)} of the {len(owed)} message(s) the core emitted "
-                    f"did not arrive within {self.timeout:g}s (the first: "
+                    f"did not arrive before the barrier's marker (the first: "
                     f"{_short(owed[len(got)])})"))
+            elif reg.marks[stream] < n:
+                self.violations.append(Violation(
+                    P.WIRE_ANSWER_LOST, f"resource manager {reg.rm_id}, {stream} stream",
+                    f"the barrier's marker, sent after the step's messages, did not arrive "
+                    f"within {self.timeout:g}s"))
             owed.clear()
             got.clear()
 
@@ -525,6 +566,21 @@ def _bare(request: Any) -> bool:
     greeting and never passes it on (``scheduler_service``), so the core's in-process answer
     to it is the one to judge."""
     return not set(request.model_dump(exclude_defaults=True)) - {"rm_id"}
+
+
+def _marker(message: Any) -> int | None:
+    """The number of a barrier marker, or None for any other message."""
+    if isinstance(message, list):
+        ident = message[0].object_id if len(message) == 1 else ""
+    else:
+        items: list[Any] = getattr(message, "released", None) \
+            or getattr(message, "rejected", None) or []
+        first = items[0] if len(items) == 1 else None
+        ident = (getattr(first, "application_id", "") or getattr(first, "node_id", "")) \
+            if first is not None else ""
+    if not ident.startswith(MARK):
+        return None
+    return int(ident[len(MARK):])
 
 
 def _same(want: Any, have: Any) -> bool:

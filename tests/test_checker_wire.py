@@ -21,6 +21,7 @@ from invariants.replay import save
 from invariants.runner import Options, search
 from invariants.world import World
 from scheduler import si
+from scheduler.cli import main
 from scheduler.trace import Step, read_trace
 
 pytest.importorskip("grpc")
@@ -121,3 +122,16 @@ def test_a_grpc_trace_replays_through_the_wire(tmp_path: Path) -> None:
         broken = replay(read_trace(path))
     assert broken.broke("wire.delivered")
     assert replay(read_trace(path)).violation is None
+
+
+def test_check_transport_grpc_on_the_command_line(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code = main(["check", "--transport", "grpc", "--examples", "3", "--seed", "1",
+                 "--no-replay", "--quiet", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "through the wire (grpc)" in out
+    assert out.rstrip().splitlines()[-1].startswith("result: every invariant held")
+    code = main(["check", "--transport", "grpc", "--variant", "A1", "--seconds", "1"])
+    assert code == 2
+    assert "--variant runs in process" in capsys.readouterr().err
