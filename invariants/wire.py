@@ -103,7 +103,29 @@ class _Registration:
         self.errors_seen = 0
 
 
-class _Tee:
+class _Callback:
+    """The SI callback's five methods, each handed to :meth:`_on` with its name."""
+
+    def _on(self, method: str, message: Any) -> None:
+        raise NotImplementedError
+
+    def update_allocation(self, response: Any) -> None:
+        self._on("update_allocation", response)
+
+    def update_application(self, response: Any) -> None:
+        self._on("update_application", response)
+
+    def update_node(self, response: Any) -> None:
+        self._on("update_node", response)
+
+    def send_event(self, events: Any) -> None:
+        self._on("send_event", events)
+
+    def update_container_scheduling_state(self, request: Any) -> None:
+        self._on("update_container_scheduling_state", request)
+
+
+class _Tee(_Callback):
     """The callback the core holds: records each message, then hands it to the server's."""
 
     def __init__(self, wire: Wire, registration: _Registration | None, inner: Any) -> None:
@@ -136,30 +158,15 @@ class _Tee:
             rejected=[si.RejectedNode.model_construct(node_id=ident)]))
         inner.send_event([si.EventRecord.model_construct(object_id=ident)])
 
-    def _emit(self, method: str, message: Any) -> None:
+    def _on(self, method: str, message: Any) -> None:
         reg = self._reg
         owed = reg is not None and reg.live and (
             STREAM_OF[method] != "events" or bool(getattr(self._inner, "wants_events", True)))
         self._wire.emitted(reg, method, message, owed)
         getattr(self._inner, method)(message)
 
-    def update_allocation(self, response: Any) -> None:
-        self._emit("update_allocation", response)
 
-    def update_application(self, response: Any) -> None:
-        self._emit("update_application", response)
-
-    def update_node(self, response: Any) -> None:
-        self._emit("update_node", response)
-
-    def send_event(self, events: Any) -> None:
-        self._emit("send_event", events)
-
-    def update_container_scheduling_state(self, request: Any) -> None:
-        self._emit("update_container_scheduling_state", request)
-
-
-class _Receiver:
+class _Receiver(_Callback):
     """The callback a client holds: keeps what each stream delivered."""
 
     def __init__(self, wire: Wire, registration: _Registration) -> None:
@@ -173,37 +180,19 @@ class _Receiver:
         assert model is not None
         return bool(model.predicates(args))
 
-    def _got(self, method: str, message: Any) -> None:
+    def _on(self, method: str, message: Any) -> None:
         self._wire.arrived(self._reg, STREAM_OF[method], message, _marker(message))
 
-    def update_allocation(self, response: Any) -> None:
-        self._got("update_allocation", response)
 
-    def update_application(self, response: Any) -> None:
-        self._got("update_application", response)
-
-    def update_node(self, response: Any) -> None:
-        self._got("update_node", response)
-
-    def send_event(self, events: Any) -> None:
-        self._got("send_event", events)
-
-    def update_container_scheduling_state(self, request: Any) -> None:
-        self._got("update_container_scheduling_state", request)
-
-
-class _Deaf:
+class _Deaf(_Callback):
     """The bystander's callback: it takes its first message and never returns (until the
     wire closes), so its client stops reading every stream."""
 
     def __init__(self, until: threading.Event) -> None:
         self._until = until
 
-    def _block(self, _message: Any) -> None:
+    def _on(self, method: str, message: Any) -> None:
         self._until.wait()
-
-    update_allocation = update_application = update_node = _block
-    send_event = update_container_scheduling_state = _block
 
 
 class Wire:
