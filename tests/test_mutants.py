@@ -33,12 +33,12 @@ def test_each_broken_core_is_caught(name: str) -> None:
 
 
 def test_the_budget_is_test_cases_so_the_verdict_does_not_depend_on_the_clock() -> None:
-    """Seed 1 catches ``priority.apps_by_policy_only`` at case 14 (``check --self-test``): a
-    budget of 13 cases misses it after exactly 13, however fast the machine."""
-    short = hunt("priority.apps_by_policy_only", seed=1, examples=13)
-    assert not short.found and short.cases == 13
-    enough = hunt("priority.apps_by_policy_only", seed=1, examples=14)
-    assert enough.found and enough.cases == 14 and enough.rule == "priority.order"
+    """Seed 1 catches ``priority.apps_by_policy_only`` at case 41 (``check --self-test``): a
+    budget of 40 cases misses it after exactly 40, however fast the machine."""
+    short = hunt("priority.apps_by_policy_only", seed=1, examples=40)
+    assert not short.found and short.cases == 40
+    enough = hunt("priority.apps_by_policy_only", seed=1, examples=41)
+    assert enough.found and enough.cases == 41 and enough.rule == "priority.order"
 
 
 def test_mutants_are_edits_of_code_that_exists() -> None:
