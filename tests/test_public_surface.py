@@ -28,7 +28,8 @@ STATEMACHINES_EXPORTS = {
 }
 INVARIANTS_EXPORTS = {
     "REGISTRY", "CheckContext", "Invariant", "LifecycleRecorder", "Violation", "accounting",
-    "check_all", "gang", "lifecycle", "order", "preemption", "priority", "results", "scheduling",
+    "backoff", "check_all", "gang", "lifecycle", "order", "preemption", "priority", "results",
+    "scheduling",
 }
 RPC_EXPORTS = {
     "EXTRA_HINT", "PROTO_DIR", "Client", "Disconnected", "Server", "ServerOptions",
