@@ -35,7 +35,10 @@ def ref_queue_key(queue: Queue) -> tuple[list[float], int, str]:
 
 
 def ref_children(queue: Queue) -> list[Queue]:
-    kids = [q for q in queue.children.values() if q.pending]
+    """The full sort of the children with pending resources, without those the cycle set
+    to rest in this call (``PartitionState.rest_queue``: nothing below them can be placed
+    again before the call ends), as ``ref_apps`` leaves out resting applications."""
+    kids = [q for q in queue.children.values() if q.pending and not q.resting]
     if len(kids) > 1:
         if queue.priority_sort:
             kids.sort(key=lambda q: (-q.priority, ref_queue_key(q)))
