@@ -101,6 +101,11 @@ class NamespaceQuota:
     guaranteed: Mapping[str, int] | None
     max_applications: int
 
+    @property
+    def sets_resources(self) -> bool:
+        """Either resource tag read: the leaf's max and guarantee are both replaced."""
+        return self.max is not None or self.guaranteed is not None
+
 
 NS_TAGS = ("namespace.resourcequota", "namespace.resourceguaranteed",
            "namespace.resourcemaxapps")

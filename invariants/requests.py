@@ -36,15 +36,23 @@ def begin_apps(m: Monitor, rv: RMView, call: Call, req: si.ApplicationRequest) -
     """Decide each new application's admission by the checker's own reading; a removal ends
     the application's allocations, which the core must confirm."""
     overlays: dict[str, dict[str, bool]] = {}
+    retagged: dict[str, dict[str, dict[str, int] | None]] = {}
     taken = {a for a, v in rv.apps.items() if v.live}
     for add in req.new:
         overlay = overlays.setdefault(add.partition_name, {})
-        placed, why = _admission(m, rv, call.rm_id, add, overlay, taken)
+        tagged_now = retagged.setdefault(add.partition_name, {})
+        placed, why = _admission(m, rv, call.rm_id, add, overlay, tagged_now, taken)
         call.new_apps.append((add, placed, why))
         if placed is not None:
             taken.add(add.application_id)
             for i, path in enumerate(placed.create):
                 overlay[path] = i == len(placed.create) - 1
+            quota = model.namespace_quota(add.tags)
+            pm = rv.config.partition(add.partition_name)
+            if quota.sets_resources and pm is not None and placed.path not in pm.queues \
+                    and placed.path != model.RECOVERY_QUEUE:
+                # Its tags replaced the unmanaged leaf's max for the applications after it.
+                tagged_now[placed.path] = dict(quota.max) if quota.max is not None else None
     for remove in req.remove:
         if remove.application_id in rv.apps \
                 and held_by(rv, remove.application_id, remove.partition_name):
@@ -55,7 +63,8 @@ def begin_apps(m: Monitor, rv: RMView, call: Call, req: si.ApplicationRequest) -
 
 
 def _admission(m: Monitor, rv: RMView, rm_id: str, add: si.AddApplicationRequest,
-               overlay: dict[str, bool], taken: set[str]) -> tuple[model.Placed | None, str]:
+               overlay: dict[str, bool], retagged: Mapping[str, dict[str, int] | None],
+               taken: set[str]) -> tuple[model.Placed | None, str]:
     """The checker's own admission decision: where the application goes, or why not."""
     if add.application_id in taken:
         return None, "duplicate"
@@ -102,7 +111,7 @@ def _admission(m: Monitor, rv: RMView, rm_id: str, add: si.AddApplicationRequest
         return None, "gang style"
     ph = add.placeholder_ask.as_dict() if add.placeholder_ask else {}
     if qty.positive(ph) and not model.force_created(add.tags):
-        policy, maxes = _gang_rules(pm, core, anchor, placed, made, add.tags)
+        policy, maxes = _gang_rules(pm, core, anchor, placed, made, add.tags, retagged)
         if policy == "fair":
             return None, "gang in a fair queue"
         if any(not qty.within(ph, mx) for mx in maxes):
@@ -111,15 +120,23 @@ def _admission(m: Monitor, rv: RMView, rm_id: str, add: si.AddApplicationRequest
 
 
 def _gang_rules(pm: model.PartitionModel, core: Any, anchor: str, placed: model.Placed,
-                made: dict[str, model.Created], tags: Mapping[str, str]
+                made: dict[str, model.Created], tags: Mapping[str, str],
+                retagged: Mapping[str, dict[str, int] | None]
                 ) -> tuple[str, list[dict[str, int]]]:
     """The sort policy and the maxes a gang is admitted against (created leaf included:
     when the application's namespace tags give a max or a guarantee and its leaf is
-    unmanaged, the tags' max is the leaf's, as YuniKorn sets them before its gang check)."""
+    unmanaged, the tags' max is the leaf's, as YuniKorn sets them before its gang check;
+    ``retagged``: the leaf maxes earlier applications of the same request set so)."""
     quota = model.namespace_quota(tags)
     unmanaged = placed.path != model.RECOVERY_QUEUE and placed.path not in pm.queues and (
         bool(placed.create) or placed.path in made or core.queues.get(placed.path) is None)
-    tagged = unmanaged and (quota.max is not None or quota.guaranteed is not None)
+    tag_max: Mapping[str, int] | None = None
+    if unmanaged and quota.sets_resources:
+        tagged, tag_max = True, quota.max
+    elif unmanaged and placed.path in retagged:
+        tagged, tag_max = True, retagged[placed.path]
+    else:
+        tagged = False
     parts = anchor.split(".")
     maxes = []
     for depth in range(len(parts), 0, -1):
@@ -127,8 +144,8 @@ def _gang_rules(pm: model.PartitionModel, core: Any, anchor: str, placed: model.
         q = core.queues.get(path)
         if q is not None and q.max and not (tagged and path == placed.path):
             maxes.append(dict(q.max))
-    if tagged and quota.max is not None:
-        maxes.append(dict(quota.max))
+    if tag_max is not None:
+        maxes.append(dict(tag_max))
 
     def held(path: str) -> bool:
         return path in pm.queues or core.queues.get(path) is not None

@@ -39,6 +39,12 @@ the one the design asks for:
   ``SetResources`` does, the guarantee replaces both, clearing the template's max, and
   the placeholders are allocated past it; ``protocol.quota_on_path`` read the created
   leaf's max from its template alone.
+- ``admission-earlier-application-tags-clear-leaf-max``: one request adds two
+  applications that a ``user`` rule places in the same leaf it creates from a
+  template with a max; the first carries a ``namespace.resourceguaranteed`` tag,
+  which (YuniKorn ``SetResources``) clears the leaf's max, so the second, a gang
+  over the template's max, is accepted. ``protocol.admission`` judged the gang
+  against the template, as if the leaf were created for it.
 - ``priority-order-reservation-made-and-dropped``: a reservation made and
   cancelled inside one ``schedule()`` closed a node for part of the call;
   ``priority.order`` judged the call as if the node had been open throughout.
@@ -67,6 +73,7 @@ TRACES = sorted((Path(__file__).parent / "data" / "traces").glob("*.jsonl"))
 
 def test_the_regression_traces_are_there() -> None:
     assert [t.stem for t in TRACES] == [
+        "admission-earlier-application-tags-clear-leaf-max",
         "liveness-long-chain-of-timeouts",
         "liveness-placeholder-allocated-while-running",
         "maximal-real-ask-waits-for-preempted-placeholder",
