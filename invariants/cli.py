@@ -46,7 +46,7 @@ def add_check_command(sub: Any) -> None:
                    help="time budget (default 60; in --self-test, none: the budget is cases)")
     p.add_argument("--examples", type=int, default=None,
                    help="stop after this many test cases (--self-test: per broken core, "
-                        "default 1500)")
+                        "default 500)")
     p.add_argument("--steps", type=int, default=None, help="at most this many steps per case")
     p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     p.add_argument("--out", default=FAILURES, help=f"where counterexamples go ({FAILURES})")

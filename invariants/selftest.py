@@ -50,7 +50,7 @@ in the explorer (the random checker catches the literal one by ``protocol.timers
 stalled one at a case's end, by ``liveness.preemption_serves``)."""
 
 
-EXAMPLES = 1500
+EXAMPLES = 500
 """The self-test's default budget per broken core, in test cases: with seed 1 the slowest
 core needs 1,430 (``reservations.cancel_keeps_memos``; every other one at most 356,
 ``docs/checker.md``). A change to how cases are drawn moves every detection: run

@@ -17,11 +17,12 @@ import pytest
 from scenario_helpers import CONFIG
 
 import invariants
-from invariants import runner
+from invariants import runner, selftest
 from invariants.coverage import GOALS, Coverage, declared_edges
 from invariants.mutants import Mutant, applied, by_name
 from invariants.registry import REGISTRY, Invariant, Violation
 from invariants.rules import Gen, Scenario, register, work
+from invariants.rules.finale import LANE
 from invariants.view import partitions
 from invariants.world import World
 from scheduler import ManualClock, Scheduler, si
@@ -654,6 +655,30 @@ def test_a_reservation_handed_over_mid_cycle_opens_its_node_to_an_earlier_failed
     with applied(by_name("reservations.cancel_keeps_memos")):
         problems = world.run(Step.schedule())
     assert [v.invariant for v in problems] == ["scheduling.maximal"]
+
+
+def _finale_cases(limit: int) -> Iterator[tuple[int, Coverage]]:
+    """The seed-1 cases (worker 0) among the first ``limit`` whose finale played the
+    reservation hand-over, each with its coverage, on the real core."""
+    opts = runner.Options(seed=1, liveness=False)
+    for case in range(limit):
+        seed = runner.case_seed(1, 0, case)
+        coverage = Coverage()
+        world, problems, _ = runner.run_case(seed, opts, coverage)
+        assert problems == [], (case, problems)
+        if any(LANE in n.capacity for n in world.shim.rms["checker-rm"].nodes.values()):
+            yield case, coverage
+
+
+def test_the_finale_hands_a_reservation_over_mid_cycle() -> None:
+    """Some cases end with ``finale.reservation_handover``: on the real core its last cycle
+    reaches goal ``reservation.handed_over``, and the broken core
+    ``reservations.cancel_keeps_memos`` (which needs that cycle) is caught within a few
+    dozen cases."""
+    played = list(_finale_cases(40))
+    assert played and all(c.goals["reservation.handed_over"] >= 1 for _, c in played)
+    found = selftest.hunt("reservations.cancel_keeps_memos", 1, examples=played[0][0] + 1)
+    assert found.found and found.rule == "scheduling.maximal"
 
 
 def _registration_repeating(uuid_on_second: str) -> Step:

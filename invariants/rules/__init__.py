@@ -246,7 +246,11 @@ class Gen:
     ``maxAllocations``) instead of a pod each: a stream of its own, so the others' draws
     stay."""
 
+    finale: random.Random = field(init=False)
+    """Whether the case ends with a story of ``finale.py``, and where it plays."""
+
     def __post_init__(self) -> None:
+        self.finale = random.Random(f"finale-{self.scenario.seed}")
         self.grouping = random.Random(f"grouping-{self.scenario.seed}")
         self.placing = random.Random(f"placing-{self.scenario.seed}")
         self.side = random.Random(f"side-{self.scenario.seed}")
@@ -307,7 +311,8 @@ class Gen:
         yield from bridge.speak(step, self.rv, self.speech)
 
     def steps(self) -> Iterator[Step]:
-        """The case's steps: register, then rules drawn by weight among the enabled ones."""
+        """The case's steps: register, rules drawn by weight among the enabled ones, then
+        maybe the finale (``finale.py``)."""
         for step in self._said(register(self)):
             yield step
         enabled = [RULES[n] for n in sorted(self.scenario.enabled)]
@@ -325,6 +330,8 @@ class Gen:
                 yield step
             self.counts[chosen.name] = self.counts.get(chosen.name, 0) + int(got)
             misses = 0 if got else misses + 1
+        self.current = "finale"
+        yield from self._said(finale.finale(self))
 
     def _said(self, steps: Iterable[Step]) -> Iterator[Step]:
         for step in steps:
@@ -405,3 +412,4 @@ def register(g: Gen) -> Iterator[Step]:
 
 # The rule modules register themselves on import.
 from . import cluster, rm, time, work, bad  # noqa: E402, F401, I001
+from . import finale  # noqa: E402

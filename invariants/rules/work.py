@@ -9,6 +9,7 @@ need to know.
 from __future__ import annotations
 
 import functools
+import random
 from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Any
 
@@ -592,15 +593,16 @@ def _story_gang(g: Gen, members: int, size: int, second: tuple[int, int] | None 
 
 
 def _open_home(g: Gen, need: dict[str, int], gang: bool = False, limited: bool = False,
-               avoid: tuple[str, tuple[str, ...]] | None = None
+               avoid: tuple[str, tuple[str, ...]] | None = None,
+               pick: random.Random | None = None
                ) -> tuple[str, str, str, tuple[str, ...]] | None:
     """By the shim's records and the configuration in force, a partition, a leaf its
     placement keeps an application in, and a user who may submit there, with room for
     ``need`` more on every queue of the path and within the user's and group's limits, and
     a ``maxapplications`` slot free (not fair when for a ``gang``; with a user's or group's
     memory limit on the path when ``limited``; not ``avoid``'s user nor one sharing a group
-    with it); drawn from ``g.side``. None when the RM is paused or stopped, or no leaf
-    qualifies."""
+    with it); drawn from ``pick``, else ``g.side``. None when the RM is paused or stopped,
+    or no leaf qualifies."""
     rv = g.rv
     if rv is None or rv.paused or rv.stopped:
         return None
@@ -632,7 +634,7 @@ def _open_home(g: Gen, need: dict[str, int], gang: bool = False, limited: bool =
                     group=group)
                 if not limits.held_by_limits(rv, probe, need):
                     homes.append((name, leaf, user, groups))
-    return homes[g.side.randrange(len(homes))] if homes else None
+    return homes[(pick or g.side).randrange(len(homes))] if homes else None
 
 
 def _gang_home(g: Gen) -> tuple[str, str, str, tuple[str, ...]] | None:
