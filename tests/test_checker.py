@@ -666,7 +666,7 @@ def _finale_cases(limit: int) -> Iterator[tuple[int, Coverage]]:
         coverage = Coverage()
         world, problems, _ = runner.run_case(seed, opts, coverage)
         assert problems == [], (case, problems)
-        if any(LANE in n.capacity for n in world.shim.rms["checker-rm"].nodes.values()):
+        if any(n.capacity.get(LANE) == 5 for n in world.shim.rms["checker-rm"].nodes.values()):
             yield case, coverage
 
 
@@ -679,6 +679,19 @@ def test_the_finale_hands_a_reservation_over_mid_cycle() -> None:
     assert played and all(c.goals["reservation.handed_over"] >= 1 for _, c in played)
     found = selftest.hunt("reservations.cancel_keeps_memos", 1, examples=played[0][0] + 1)
     assert found.found and found.rule == "scheduling.maximal"
+
+
+def test_the_finale_falls_back_beside_a_confirmed_placeholder() -> None:
+    """Case 216 of seed 1 has a predicates callback and ends with
+    ``finale.fallback_beside_confirmed``: on the real core it reaches goal
+    ``gang.fallback_beside_confirmed_placeholder``, which the drawn rules alone reach
+    rarely, with every rule holding."""
+    coverage = Coverage()
+    world, problems, _ = runner.run_case(runner.case_seed(1, 0, 216),
+                                         runner.Options(seed=1), coverage)
+    assert problems == []
+    assert any(n.capacity.get(LANE) == 3 for n in world.shim.rms["checker-rm"].nodes.values())
+    assert coverage.goals["gang.fallback_beside_confirmed_placeholder"] == 1
 
 
 def _registration_repeating(uuid_on_second: str) -> Step:

@@ -17,7 +17,10 @@ from .cluster import joining
 from .work import _open_home, _placed, _send, _submit_to
 
 FINALE_SHARE = 0.15
-"""How many cases end with the finale (drawn from ``Gen.finale``)."""
+"""How many cases end with the reservation hand-over (drawn from ``Gen.finale``)."""
+
+FALLBACK_SHARE = 0.3
+"""How many of the cases with a predicates callback end with the fallback story."""
 
 LANE = "example.com/lane"
 """An extended resource only the finale's nodes have, and no vcore: its pods need lanes
@@ -69,7 +72,80 @@ def reservation_handover(g: Gen) -> Iterator[Step]:
     yield Step.schedule()
 
 
+def _keys(g: Gen, prefix: str, wanted: list[tuple[bool, bool]], p: str, q: str
+          ) -> list[str] | None:
+    """Ask keys the case's predicates callback allows on nodes ``p`` and ``q`` as each of
+    ``wanted`` says, or None when no key of a few dozen does (the callback refuses by a
+    hash of key and node, so some pairs of nodes admit no such key)."""
+    predicate = g.scenario.predicate()
+    assert predicate is not None
+    keys = []
+    for n, (on_p, on_q) in enumerate(wanted):
+        key = next((k for k in (f"{prefix}-{n}-{i}" for i in range(64))
+                    if predicate(k, p) == on_p and predicate(k, q) == on_q), None)
+        if key is None:
+            return None
+        keys.append(key)
+    return keys
+
+
+def fallback_beside_confirmed(g: Gen) -> Iterator[Step]:
+    """A real ask whose placeholder's node the RM's predicates refuse falls back onto the
+    node of another placeholder of its task group confirmed in the same request (``001``
+    "Scheduler logic changes": a real ask takes a placeholder's place; goal
+    ``gang.fallback_beside_confirmed_placeholder``).
+
+    Only in a case with a predicates callback. Nodes P (memory 30, 3 lanes) and Q (the
+    same) join; a Soft gang sends two placeholders of one task group (memory 10, a lane
+    each), one the callback allows only on P, the other only on Q, and two real asks of
+    that group allowed only on Q. The cycle places both placeholders and pairs each real
+    ask with one; the shim confirms both releases in one request, and the real ask paired
+    with P's placeholder goes to Q beside the other. Every choice comes from ``g.finale``.
+    """
+    home = _open_home(g, {"memory": 20}, gang=True, pick=g.finale)
+    if home is None:
+        return
+    partition, leaf, user, groups = home
+    gang = g.new_id("gang-")
+    p, keys = g.new_id("node-"), None
+    for _ in range(8):
+        q = g.new_id("node-")
+        keys = _keys(g, gang, [(True, False), (False, True), (False, True), (False, True)],
+                     p, q)
+        if keys is not None:
+            break
+    if keys is None:
+        return
+    for node in (p, q):
+        yield joining(g, node, partition, si.Resource.of(memory=30, **{LANE: 3}))
+    yield _submit_to(g, gang, leaf, partition,
+                     si.UserGroupInformation(user=user, groups=list(groups)),
+                     tags={"namespace": "ns1"},
+                     placeholder_ask=si.Resource.of(memory=20, **{LANE: 2}),
+                     gang_scheduling_style="Soft")
+    if not _placed(g, gang, leaf):
+        return
+
+    def pod(key: str, placeholder: bool) -> si.AllocationAsk:
+        return si.AllocationAsk(
+            allocation_key=key, application_id=gang, partition_name=partition,
+            resource_ask=si.Resource.of(memory=10, **{LANE: 1}), max_allocations=1,
+            task_group_name="tg0", placeholder=placeholder)
+
+    yield _send(g, *(pod(key, i < 2) for i, key in enumerate(keys)))
+    yield Step.schedule()
+    rv = g.rv
+    swapping = [a for a in rv.running() if a.app == gang and a.releasing is not None] \
+        if rv is not None else []
+    if swapping and rv is not None:
+        yield g.request("update_allocation", rv.release_request(swapping))
+        yield Step.schedule()
+
+
 def finale(g: Gen) -> Iterator[Step]:
-    """The steps a case ends with: nothing, or one of the finale's stories."""
-    if g.finale.random() < FINALE_SHARE:
+    """The steps a case ends with: nothing, or one of the finale's stories (the fallback
+    one only where the case has the predicates callback it needs)."""
+    if g.scenario.predicate_salt is not None and g.finale.random() < FALLBACK_SHARE:
+        yield from fallback_beside_confirmed(g)
+    elif g.finale.random() < FINALE_SHARE:
         yield from reservation_handover(g)
