@@ -1077,6 +1077,11 @@ MUTANTS: tuple[Mutant, ...] = (
       "004 'Implementation' (skip only what can not be satisfied now): a reservation given "
       "up mid-cycle opens its node to the asks that failed earlier in the same cycle",
       reservations, "cancel", "        p.reset_memos()\n", "        pass\n"),
+    M("priority.swap_held_ask_counts", "priority",
+      "YuniKorn allocateAsk, updateAskMaxPriority: a real ask matched to a placeholder is "
+      "allocated at the match and leaves its application's priority",
+      priority, "app_priority", "first = app.pending_asks.first_counted()",
+      "first = app.pending_asks.first()"),
 )
 
 

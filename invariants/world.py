@@ -84,6 +84,7 @@ class World:
         self._reserved_before: dict[tuple[str, str], dict[tuple[str, str], str]] = {}
         self._states_before: dict[tuple[str, str, str], str] = {}
         self._backoff_before: dict[tuple[str, str, str], float] = {}
+        self._replacing_before: set[str] = set()
         self._held_apps: set[str] = set()
         self._preemptors: set[str] = set()
         """Keys of asks that preempted and wait for the room."""
@@ -121,6 +122,9 @@ class World:
         self._reserved_before = self._reservations() if step.call == "schedule" else {}
         self._states_before = self._app_states() if step.call == "schedule" else {}
         self._backoff_before = self._backoffs() if step.call == "schedule" else {}
+        self._replacing_before = {u for rv in self.shim.rms.values()
+                                  for u, a in rv.allocs.items()
+                                  if a.releasing == REPLACED} if step.call == "schedule" else set()
         error: BaseException | None = None
         crash: Violation | None = None
         try:
@@ -264,6 +268,7 @@ class World:
                                   "reserved_before": self._reserved_before,
                                   "states_before": self._states_before,
                                   "backoff_before": self._backoff_before,
+                                  "replacing_before": self._replacing_before,
                                   "preempting": {u for rv in self.shim.rms.values()
                                                  for u, a in rv.allocs.items()
                                                  if a.releasing == PREEMPTED},

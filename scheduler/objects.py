@@ -173,6 +173,14 @@ class PendingAsks:
         """The first pending ask (highest priority, then oldest), None when there is none."""
         return self._order[0] if self._order else None
 
+    def first_counted(self) -> Ask | None:
+        """The first pending ask with a repeat not held by a started swap (whose priority is
+        the application's), None when there is none."""
+        for ask in self._order:
+            if ask.pending_repeats > (1 if ask.parked_on else 0):
+                return ask
+        return None
+
     def values(self) -> list[Ask]:
         """The asks in order, as a new list (the caller may change the asks while reading)."""
         return self._order[:]

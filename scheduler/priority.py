@@ -4,7 +4,8 @@ Apache YuniKorn's priority scheduling (``priority_scheduling.md``; the seeds
 only order asks by priority inside one application):
 
 - an application's priority is the highest priority among its asks with
-  pending repeats, or ``MIN_PRIORITY`` when nothing is pending;
+  pending repeats (a repeat a started placeholder swap holds is not pending), or
+  ``MIN_PRIORITY`` when nothing is pending;
 - a leaf's raw priority is the highest priority of its applications, a
   parent's the highest value of its children; a queue shows its parent
   ``MIN_PRIORITY`` when nothing below it is pending, else its offset under
@@ -70,8 +71,10 @@ def by_policy(raw: int, offset: int, fence: bool) -> int:
 
 def app_priority(app: Application) -> int:
     """The highest priority among the application's pending asks (they are kept sorted by
-    priority, highest first)."""
-    first = app.pending_asks.first()
+    priority, highest first), leaving out a repeat a started swap holds: YuniKorn
+    allocates the real ask at the match and recomputes without it (apache/yunikorn-core
+    be3bb48 pkg/scheduler/objects/application.go allocateAsk, updateAskMaxPriority)."""
+    first = app.pending_asks.first_counted()
     return MIN_PRIORITY if first is None else first.priority
 
 

@@ -313,3 +313,27 @@ def test_offset_is_not_inherited_but_sorting_is() -> None:
     # The parent shows 50 + 10 (not 50 + 10 + 10): the probe at 65 goes first. Then y ties
     # x on usage and its 50 beats x's 1; inside y, fifo ignores priority (disabled there).
     assert drain_order(env, 2) == ["probe", "y-1"]
+
+
+def test_a_real_ask_matched_to_a_placeholder_leaves_its_applications_priority() -> None:
+    """YuniKorn allocates a real ask at the match with its placeholder and recomputes the
+    application's priority without it (application.go ``tryPlaceholderAllocate``,
+    ``allocateAsk``, ``updateAskMaxPriority``; ``TestMaxAskPriority`` for the rest). A
+    gang's real ask at 15 has started its swap, unconfirmed; the gang's other ask is at 5.
+    A probe at 10 in a sibling leaf takes the one free slot: the gang's priority is 5."""
+    env = Env(config("- name: a\n- name: b\n"), predicates=no_reservations)
+    env.add_node("node-1", 20)
+    env.add_app("gang", "root.a", placeholder_ask=si.Resource.of(memory=10))
+    env.ask("gang", "ph", 10, placeholder=True, task_group="tg")
+    env.schedule()
+    env.ask("gang", "real", 10, priority=15, task_group="tg")
+    env.schedule()
+    released = [r for r in env.shim.released
+                if r.termination_type == si.TerminationType.PLACEHOLDER_REPLACED]
+    assert len(released) == 1
+    env.ask("gang", "p5", 10, priority=5)
+    env.add_app("probe", "root.b")
+    env.ask("probe", "ask", 10, priority=10)
+    before = len(env.shim.allocations)
+    env.schedule()
+    assert [a.application_id for a in env.shim.allocations[before:]] == ["probe"]

@@ -79,9 +79,9 @@ def add_pending(app: Application, ask: Ask) -> None:
     for q in app.queue.ancestry() if app.queue else ():
         res.add_into(q.pending, delta)
         policies.queue_changed(q)  # it joins its parent's order, or its pending grew
-    if was_pending and pending.first() is not ask:
-        # The first pending ask, whose priority is the application's, is the same one:
-        # nothing any order reads has changed (most asks of an arrival take this way).
+    if was_pending and ask.priority <= old_priority and pending.first() is not ask:
+        # The new ask raises neither the application's priority nor whether it has pending
+        # asks: nothing any order reads has changed (most asks of an arrival take this way).
         return
     priority.refresh_app(app)
     reorder(app, was_pending, old_priority)
@@ -115,6 +115,7 @@ def park(app: Application, ask: Ask, placeholder_uuid: str) -> None:
     tryPlaceholderAllocate; partition.go allocate). Queue sorting reads the new pending."""
     ask.parked_on = placeholder_uuid
     _shift_pending(app, ask.resource, -1)
+    _reprioritise(app)
 
 
 def unpark(app: Application, ask: Ask) -> None:
@@ -125,6 +126,15 @@ def unpark(app: Application, ask: Ask) -> None:
     ask.parked_on = ""
     if ask.state == "Pending" and ask.pending_repeats > 0:
         _shift_pending(app, ask.resource, 1)
+    _reprioritise(app)
+
+
+def _reprioritise(app: Application) -> None:
+    """A swap started or ended: the held repeat's priority leaves or rejoins the
+    application's (:func:`scheduler.priority.app_priority`)."""
+    old_priority = app.priority
+    priority.refresh_app(app)
+    reorder(app, bool(app.pending_asks), old_priority)
 
 
 def _shift_pending(app: Application, r: Resource, sign: int) -> None:
@@ -153,6 +163,8 @@ def consume_repeat(p: PartitionState, app: Application, ask: Ask) -> None:
         priority.refresh_app(app)
         reorder(app, True, old_priority)
         p.core.fire(ask, "allocate", p.rm_id, app.id)
+    elif ask.parked_on:
+        _reprioritise(app)
 
 
 def reorder(app: Application, was_pending: bool, old_priority: int) -> None:
