@@ -48,6 +48,10 @@ def add_serve_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--predicate-timeout", type=float, default=0.5, metavar="SECONDS",
                    help="how long the scheduling cycle waits for one answer of an RM's "
                         "predicates stream; unanswered, the node does not fit (default 0.5)")
+    p.add_argument("--rest-port", type=int, metavar="PORT",
+                   help="also serve YuniKorn's REST routes (ws/v1) and Prometheus metrics "
+                        "over HTTP on --host (0: any free port; needs the rest extra; "
+                        "docs/observability.md)")
     p.set_defaults(func=run_serve)
 
 
@@ -75,6 +79,15 @@ def run_serve(args: argparse.Namespace) -> int:
         return _fail("--tls-cert and --tls-key go together")
     if args.port < 0 or args.port > 65535:
         return _fail(f"--port {args.port} is not a port")
+    rest_port: int | None = args.rest_port
+    if rest_port is not None:
+        if rest_port < 0 or rest_port > 65535:
+            return _fail(f"--rest-port {rest_port} is not a port")
+        from scheduler.rest import missing_extra as missing_rest
+
+        problem = missing_rest()
+        if problem is not None:
+            return _fail(problem)
     if args.stream_buffer_mb <= 0 or args.max_streams < 4 or args.rm_pause_timeout < 0 \
             or not args.predicate_timeout > 0:
         return _fail("--stream-buffer-mb must be > 0, --max-streams >= 4, "
@@ -97,11 +110,23 @@ def run_serve(args: argparse.Namespace) -> int:
         host=args.host, port=args.port, tls_cert=cert, tls_key=key, token=token,
         stream_buffer_bytes=int(args.stream_buffer_mb * 1024 * 1024),
         max_streams=args.max_streams, predicate_timeout=args.predicate_timeout)
-    server = Server(Scheduler(rm_pause_timeout=args.rm_pause_timeout or None), options)
+    api = Scheduler(rm_pause_timeout=args.rm_pause_timeout or None)
+    server = Server(api, options)
+    rest = None
+    if rest_port is not None:
+        from scheduler.rest.server import RestServer
+
+        try:
+            rest = RestServer(api, args.host, rest_port)
+        except OSError as error:
+            return _fail(f"can not listen on {args.host}:{rest_port} (--rest-port): "
+                         f"{error.strerror or error}")
     try:
         port = server.start()
     except (OSError, RuntimeError) as error:
         server.stop(grace=0)
+        if rest is not None:
+            rest.stop()
         return _fail(str(error))
     if cert is None and args.host not in ("127.0.0.1", "localhost", "::1"):
         logging.getLogger("yunikorn_fsm.rpc").warning(
@@ -117,8 +142,12 @@ def run_serve(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"listening on {host}:{port}", flush=True)
+    if rest is not None:
+        print(f"rest on {host}:{rest.start()}", flush=True)
     while not stop.wait(0.2):
         pass
+    if rest is not None:
+        rest.stop()
     server.stop(grace=1.0)
     logging.getLogger("yunikorn_fsm.rpc").info("stopped")
     return 0
