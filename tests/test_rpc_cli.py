@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 
 pytest.importorskip("grpc")
 
-from rpc_helpers import app, register, wait_until
+from rpc_helpers import app, ask, nodes, register, wait_until
 
 from scheduler.rpc import Client
 from scheduler.testing import RecordingShim
@@ -88,6 +89,47 @@ def test_rm_pause_timeout_is_handed_to_the_core() -> None:
         proc.wait()
 
 
+@pytest.mark.parametrize(("delay", "reserves"), [("0", True), ("inf", False)])
+def test_reservation_delay_is_handed_to_the_core(delay: str, reserves: bool) -> None:
+    """An ask no node's free room holds reserves the node at once with delay 0 (the state
+    dump shows the reservation while the RM still runs); with ``inf`` it has not past
+    YuniKorn's default delay of 2 s, a cycle later."""
+    proc, port = start("--reservation-delay", delay)
+    try:
+        shim = RecordingShim()
+        with Client(f"127.0.0.1:{port}") as client:
+            client.register_resource_manager(register("rm-1"), shim)
+            client.update_node(nodes("rm-1", "node-1", memory=10))
+            client.update_application(app("rm-1", "app-1"))
+            wait_until(lambda: shim.accepted_apps and shim.accepted_nodes, what="accepted")
+            client.update_allocation(ask("rm-1", "app-1", "fill", memory=8))
+            wait_until(lambda: shim.allocations, what="the filler placed")
+            client.update_allocation(ask("rm-1", "app-1", "big", memory=8))
+
+            def reserved() -> list[object]:
+                node = client.state_dump()["partitions"][0]["nodes"][0]
+                return list(node["reserved"])
+
+            if reserves:
+                wait_until(reserved, what="the node reserved")
+                assert reserved() == [{"application_id": "app-1", "allocation_key": "big"}]
+            else:
+                wait_until(lambda: any(
+                    k["allocation_key"] == "big"
+                    for a in client.state_dump()["partitions"][0]["applications"]
+                    for k in a.get("asks", [])), what="the big ask held")
+                time.sleep(2.5)           # past YuniKorn's default delay of 2 s
+                client.update_allocation(ask("rm-1", "app-1", "other", memory=8))
+                wait_until(lambda: any(
+                    k["allocation_key"] == "other"
+                    for a in client.state_dump()["partitions"][0]["applications"]
+                    for k in a.get("asks", [])), what="a later cycle")
+                assert reserved() == []
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_port_in_use_is_a_usage_error(served: tuple[subprocess.Popen[str], int]) -> None:
     _proc, port = served
     result = subprocess.run([*SERVE, "--port", str(port)], capture_output=True, text=True,
@@ -103,6 +145,7 @@ def test_port_in_use_is_a_usage_error(served: tuple[subprocess.Popen[str], int])
     (["--port", "70000"], "is not a port"),
     (["--rm-pause-timeout", "-1"], "--rm-pause-timeout >= 0"),
     (["--predicate-timeout", "0"], "--predicate-timeout > 0"),
+    (["--reservation-delay", "-1"], "--reservation-delay >= 0"),
 ])
 def test_bad_flags_exit_2(args: list[str], message: str) -> None:
     result = subprocess.run([*SERVE, *args], capture_output=True, text=True, timeout=30)

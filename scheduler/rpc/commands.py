@@ -40,6 +40,9 @@ def add_serve_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="the core's paused-RM timeout: an RM that stays paused (its streams "
                         "dropped) this long is stopped and everything it owned removed; "
                         "0 (default): keep it until it registers again")
+    p.add_argument("--reservation-delay", type=float, default=None, metavar="SECONDS",
+                   help="how long an ask waits from its arrival before it may reserve a "
+                        "node (default 2, YuniKorn's; 0: at once; inf: never)")
     p.add_argument("--stream-buffer-mb", type=float, default=64.0, metavar="MB",
                    help="bytes waiting for one stream before its client counts as not reading "
                         "and is disconnected (default 64)")
@@ -89,9 +92,11 @@ def run_serve(args: argparse.Namespace) -> int:
         if problem is not None:
             return _fail(problem)
     if args.stream_buffer_mb <= 0 or args.max_streams < 4 or args.rm_pause_timeout < 0 \
-            or not args.predicate_timeout > 0:
+            or not args.predicate_timeout > 0 \
+            or (args.reservation_delay is not None and not args.reservation_delay >= 0):
         return _fail("--stream-buffer-mb must be > 0, --max-streams >= 4, "
-                     "--rm-pause-timeout >= 0, --predicate-timeout > 0")
+                     "--rm-pause-timeout >= 0, --predicate-timeout > 0, "
+                     "--reservation-delay >= 0")
     try:
         token = None
         if args.token_file is not None:
@@ -110,7 +115,9 @@ def run_serve(args: argparse.Namespace) -> int:
         host=args.host, port=args.port, tls_cert=cert, tls_key=key, token=token,
         stream_buffer_bytes=int(args.stream_buffer_mb * 1024 * 1024),
         max_streams=args.max_streams, predicate_timeout=args.predicate_timeout)
-    api = Scheduler(rm_pause_timeout=args.rm_pause_timeout or None)
+    delay = {} if args.reservation_delay is None else \
+        {"reservation_delay": args.reservation_delay}
+    api = Scheduler(rm_pause_timeout=args.rm_pause_timeout or None, **delay)
     server = Server(api, options)
     rest = None
     if rest_port is not None:
