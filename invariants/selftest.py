@@ -52,9 +52,8 @@ stalled one at a case's end, by ``liveness.preemption_serves``)."""
 
 EXAMPLES = 500
 """The self-test's default budget per broken core, in test cases: with seed 1 the slowest
-core needs 1,430 (``reservations.cancel_keeps_memos``; every other one at most 356,
-``docs/checker.md``). A change to how cases are drawn moves every detection: run
-``check --self-test --seed 1`` after one."""
+core needs 356 (``docs/checker.md``). A change to how cases are drawn moves every
+detection: run ``check --self-test --seed 1`` after one."""
 
 
 def hunt(name: str, seed: int, examples: int | None = EXAMPLES, seconds: float | None = None,
