@@ -83,7 +83,7 @@ MUTANTS: tuple[Mutant, ...] = (
     M("waiting.over_headroom_told", "scheduling",
       "YuniKorn Queue.GetOutstandingRequests: only an ask within its queue's headroom is "
       "told it waits for the cluster to grow",
-      waiting, "eligible", "or could_replace(app, ask) or not eligibility.headroom(app, ask)",
+      waiting, "eligible", "or could_replace(app, ask) or eligibility.queue_headroom(app, ask)",
       "or could_replace(app, ask)"),
     M("waiting.never_told", "scheduling",
       "YuniKorn Scheduler.inspectOutstandingRequests: an ask that waits for the cluster to "
@@ -118,11 +118,11 @@ MUTANTS: tuple[Mutant, ...] = (
       "001 'Handling queue with a FAIR sort policy': reject gangs in fair queues",
       apps, "check_submission", 'if policy == "fair":', 'if policy == "no-such-policy":'),
     M("quota.leaf_max_only", "quota",
-      "004 max-capacity: a parent's max limits the whole subtree", eligibility, "headroom",
+      "004 max-capacity: a parent's max limits the whole subtree", eligibility, "queue_headroom",
       "for q in app.queue.ancestry() if app.queue else ():",
       "for q in [app.queue] if app.queue else ():"),
     M("quota.maxapplications_ignored", "quota",
-      "maxapplications on every queue of the path", eligibility, "can_start",
+      "maxapplications on every queue of the path", eligibility, "queue_slot",
       "if app.counted_running or app.queue is None:", "if True:"),
     M("reservations.reserved_node_taken", "reservations",
       "004 reservations: a reserved node takes only the reserved ask", allocate, "find_node",
@@ -445,8 +445,9 @@ MUTANTS: tuple[Mutant, ...] = (
     M("nodes.reserved_allocation_skips_predicates", "node actions",
       "002 Predicates: an allocation on a reserved node still needs the RM's predicates",
       cycle, "allocate_reserved",
-      "and eligibility.headroom(app, ask) and allocate.predicates(p, ask, node, True)):",
-      "and eligibility.headroom(app, ask)):"),
+      "                and not eligibility.queue_headroom(app, ask)\n"
+      "                and allocate.predicates(p, ask, node, True)):",
+      "                and not eligibility.queue_headroom(app, ask)):"),
     M("reservations.kept_after_ask_removed", "reservations",
       "004 reservations: removing an ask frees its node", asks, "drop_ask",
       "    reservations.cancel(p, app.id, ask.key)\n", ""),
@@ -455,12 +456,12 @@ MUTANTS: tuple[Mutant, ...] = (
       "        reservations.cancel_node(p, node)\n", ""),
     M("quota.headroom_before_adding", "quota",
       "004 max-capacity: the ask itself must fit under the max (an off-by-one check of usage "
-      "before the ask)", eligibility, "headroom",
+      "before the ask)", eligibility, "queue_headroom",
       "if q.max is not None and not res.fits_with(r, q.allocated, q.max):",
       "if q.max is not None and not res.fits(q.allocated, q.max):"),
     M("quota.maxapplications_off_by_one", "quota",
       "maxapplications: at most that many applications run on the queue",
-      eligibility, "can_start", "q.running_apps < q.max_applications",
+      eligibility, "queue_slot", "q.running_apps < q.max_applications",
       "q.running_apps <= q.max_applications"),
     M("quota.lowered_max_not_flagged", "quota",
       "004 max-capacity: a reload that lowers a max below the usage flags the queue, which "
@@ -659,7 +660,7 @@ MUTANTS: tuple[Mutant, ...] = (
       "        if WILDCARD in limits.groups:\n            return WILDCARD\n", ""),
     M("quota.undefined_type_zero", "quota",
       "004 max-capacity (YuniKorn): a type a max does not name is unlimited, not zero "
-      "(YUNIKORN-813)", eligibility, "headroom",
+      "(YUNIKORN-813)", eligibility, "queue_headroom",
       "        if q.max is not None and not res.fits_with(r, q.allocated, q.max):",
       "        if q.max is not None and (not res.fits_with(r, q.allocated, q.max)\n"
       "                                  or any(v > 0 and k not in q.max for k, v in r.items())):"),
@@ -741,7 +742,8 @@ MUTANTS: tuple[Mutant, ...] = (
       "yunikorn-behaviour 2.5 step 7: the chosen node is reserved for the ask even when its "
       "queue headroom does not fit it yet (YUNIKORN-2270)", victims, "commit",
       "    if mine not in node.reservations:\n",
-      "    if mine not in node.reservations and reservations.eligibility.headroom(app, ask):\n"),
+      "    if (mine not in node.reservations\n"
+      "            and not reservations.eligibility.queue_headroom(app, ask)):\n"),
     M("reservations.kept_when_placed_elsewhere", "reservations",
       "004 reservations: an ask placed on another node than the one it reserved frees the "
       "reserved node (YUNIKORN-2978)", allocate, "allocate",
@@ -1034,11 +1036,12 @@ MUTANTS: tuple[Mutant, ...] = (
     M("quota.reserved_path_past_max", "quota",
       "004 max-capacity with 004 reservations: an ask placed on its reserved node still "
       "stays within every max of its path", cycle, "allocate_reserved",
-      "and eligibility.headroom(app, ask) and allocate.predicates(p, ask, node, True)):",
-      "and allocate.predicates(p, ask, node, True)):"),
+      "                and not eligibility.queue_headroom(app, ask)\n"
+      "                and allocate.predicates(p, ask, node, True)):",
+      "                and allocate.predicates(p, ask, node, True)):"),
     M("quota.maxapplications_leaf_only", "quota",
       "YuniKorn maxapplications: a parent's maxapplications counts every application below it",
-      eligibility, "can_start", "for q in app.queue.ancestry()", "for q in (app.queue,)"),
+      eligibility, "queue_slot", "for q in app.queue.ancestry()", "for q in (app.queue,)"),
     M("accounting.parent_pending_kept", "quota",
       "003 'Queue' (pending resources on every level): an allocated repeat leaves the pending "
       "of every queue on the path", ledger, "consume_repeat",

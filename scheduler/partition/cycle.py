@@ -78,14 +78,15 @@ def allocate_reserved(p: PartitionState) -> int:
             # Required-node preemption (YuniKorn's reserved pass), within the headrooms and
             # only for an application that may start: the pass below could not place the
             # ask otherwise, and the victims would be killed for nothing.
-            if eligibility.headroom(app, ask) and not eligibility.user_headroom(p, app, ask) \
-                    and eligibility.can_start(app) and not eligibility.user_slot(p, app):
+            if not (eligibility.queue_headroom(app, ask) or eligibility.user_headroom(p, app, ask)
+                    or eligibility.queue_slot(app) or eligibility.user_slot(p, app)):
                 required_node.preempt(p, app, ask, node)
             continue
-        if (res.fits(ask.resource, node.available) and eligibility.can_start(app)
+        if (res.fits(ask.resource, node.available) and not eligibility.queue_slot(app)
                 and not eligibility.user_slot(p, app)
                 and not eligibility.user_headroom(p, app, ask)
-                and eligibility.headroom(app, ask) and allocate.predicates(p, ask, node, True)):
+                and not eligibility.queue_headroom(app, ask)
+                and allocate.predicates(p, ask, node, True)):
             allocate.allocate(p, app, ask, node)
             count += 1
     return count
@@ -112,12 +113,7 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
     for app in policies.ordered_apps(queue, p.capacity):
         if app.state not in SCHEDULABLE or app.id in exhausted:
             continue
-        if not eligibility.can_start(app):
-            for ask in app.pending_asks.values():
-                allocate.set_scheduling_state(p, ask, SS.SKIPPED,
-                                              "maxapplications reached on the queue path")
-            continue
-        held = eligibility.user_slot(p, app)
+        held = eligibility.queue_slot(app) or eligibility.user_slot(p, app)
         if held:
             for ask in app.pending_asks.values():
                 allocate.set_scheduling_state(p, ask, SS.SKIPPED, held)
@@ -157,11 +153,12 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
                 failed.add((app.id, ask.key))
                 allocate.set_scheduling_state(p, ask, SS.SKIPPED, over)
                 continue
-            if not eligibility.headroom(app, ask):
+            over = eligibility.queue_headroom(app, ask)
+            if over:
                 failed.add((app.id, ask.key))
                 if ask.preempt_other and preemption.try_preempt(p, app, ask, False, budget):
                     return PROGRESS
-                allocate.set_scheduling_state(p, ask, SS.SKIPPED, "queue quota reached")
+                allocate.set_scheduling_state(p, ask, SS.SKIPPED, over)
                 continue
             if ask.required_node:
                 step = required_node.try_required(p, app, ask)

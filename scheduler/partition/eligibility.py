@@ -1,10 +1,12 @@
 """Eligibility: whether an application or ask may be placed now, room aside.
 
 Read-only questions the cycle, reservations and gang replacement all ask:
-may the application start (``maxapplications`` on the path), does the ask fit
-the queue headroom (``max`` on the path), is a real ask held back by its
-gang's pending placeholders (``001`` "Scheduler logic changes"), and is the
-ask parked on a placeholder.
+may the application start (``maxapplications`` on the path, its user's and
+group's), does one more repeat of the ask fit (``max`` on the path, its user's
+and group's ``maxresources``), is a real ask held back by its gang's pending
+placeholders (``001`` "Scheduler logic changes"), and is the ask parked on a
+placeholder. The four limits answer alike: why not, or "" when nothing holds
+the application or ask back.
 """
 
 from __future__ import annotations
@@ -28,14 +30,19 @@ def may_schedule(app: Application, ask: Ask) -> bool:
             and (ask.placeholder or not gang_waiting(app)))
 
 
-def can_start(app: Application) -> bool:
-    """``maxapplications``: an application not yet counted needs a free slot on its path."""
+QUEUE_SLOT_FULL = "maxapplications reached on the queue path"
+QUEUE_QUOTA_REACHED = "queue quota reached"
+
+
+def queue_slot(app: Application) -> str:
+    """Why ``maxapplications`` on the path holds a not yet started application back ("" when
+    it may start: it is counted already, or every queue of its path has a free slot)."""
     if app.counted_running or app.queue is None:
-        return True
-    return all(
-        q.max_applications <= 0 or q.running_apps < q.max_applications
-        for q in app.queue.ancestry()
-    )
+        return ""
+    if all(q.max_applications <= 0 or q.running_apps < q.max_applications
+           for q in app.queue.ancestry()):
+        return ""
+    return QUEUE_SLOT_FULL
 
 
 def user_slot(p: PartitionState, app: Application) -> str:
@@ -54,10 +61,11 @@ def user_headroom(p: PartitionState, app: Application, ask: Ask) -> str:
     return ugm.over_limit(p.users, app.limited_by, app.queue.ancestry(), ask.resource)
 
 
-def headroom(app: Application, ask: Ask) -> bool:
-    """Whether one more repeat of the ask stays within every ``max`` on the queue path."""
+def queue_headroom(app: Application, ask: Ask) -> str:
+    """Why one more repeat of the ask would take a queue of its path past its ``max`` (""
+    when it fits)."""
     r = ask.resource
     for q in app.queue.ancestry() if app.queue else ():
         if q.max is not None and not res.fits_with(r, q.allocated, q.max):
-            return False
-    return True
+            return QUEUE_QUOTA_REACHED
+    return ""

@@ -65,8 +65,9 @@ def complete_replacement(p: PartitionState, placeholder: Allocation) -> None:
     if eligibility.gang_waiting(app):
         allocate.set_scheduling_state(p, ask, SS.SKIPPED, WAITING_FOR_GANG)
         return
-    if not eligibility.headroom(app, ask):
-        allocate.set_scheduling_state(p, ask, SS.SKIPPED, "queue quota reached")
+    over = eligibility.queue_headroom(app, ask)
+    if over:
+        allocate.set_scheduling_state(p, ask, SS.SKIPPED, over)
         return
     node: Node | None = p.nodes.get(placeholder.node.id)
     if node is None or not node.schedulable or not res.fits(ask.resource, node.available) \

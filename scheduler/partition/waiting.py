@@ -67,9 +67,9 @@ def eligible(p: PartitionState) -> Iterator[Ask]:
             del searched[key]
             continue
         if ask.required_node or ask.parked_on or app.state not in SCHEDULABLE \
-                or not eligibility.can_start(app) or eligibility.user_slot(p, app) \
+                or eligibility.queue_slot(app) or eligibility.user_slot(p, app) \
                 or (not ask.placeholder and eligibility.gang_waiting(app)) \
-                or could_replace(app, ask) or not eligibility.headroom(app, ask) \
+                or could_replace(app, ask) or eligibility.queue_headroom(app, ask) \
                 or eligibility.user_headroom(p, app, ask):
             continue
         yield ask
