@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -162,7 +161,7 @@ class Routes:
         snap = capture(self.api, with_dump=True)
         book = self.metrics.book
         return _json({
-            "timestamp": time.time_ns(),
+            "timestamp": int(snap.now * 1e9),
             "partitions": [dao.partition(p) for p in snap.partitions],
             "schedulerHealth": dao.health(snap.partitions),
             "applications": [dao.application(a, book) for p in snap.partitions

@@ -11,7 +11,6 @@ import contextlib
 import http.server
 import socket
 import threading
-import time
 from typing import Any
 
 from scheduler import Scheduler
@@ -72,6 +71,10 @@ class _HTTPServer(http.server.ThreadingHTTPServer):
     routes: Routes
 
 
+class _HTTPServer6(_HTTPServer):
+    address_family = socket.AF_INET6
+
+
 class RestServer:
     """``serve --rest-port``: the routes and the metrics of one core, until ``stop()``."""
 
@@ -79,14 +82,13 @@ class RestServer:
                  history_interval: float = HISTORY_INTERVAL) -> None:
         self.api = api
         self.metrics = Metrics(api)
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        _HTTPServer.address_family = family
+        server_class = _HTTPServer6 if ":" in host else _HTTPServer
         try:
-            self._http = _HTTPServer((host, port), _Handler)
+            self._http = server_class((host, port), _Handler)
         except OSError:
             self.metrics.close()
             raise
-        self._http.routes = Routes(api, self.metrics, time.time())
+        self._http.routes = Routes(api, self.metrics, api.clock.now())
         self.port: int = self._http.server_address[1]
         self._interval = history_interval
         self._stop = threading.Event()
