@@ -61,7 +61,7 @@ def partition(p: PartitionCopy) -> dict[str, Any]:
         "nodeSortingPolicy": _omit({"type": p.node_policy, "resourceWeights": p.node_weights}),
         "preemptionEnabled": p.preemption_enabled, "quotaPreemptionEnabled": False,
         "totalNodes": len(p.nodes), "applications": states,
-        "totalContainers": sum(len(a.allocations) for a in p.apps.values()),
+        "totalContainers": sum(a.allocation_count for a in p.apps.values()),
         "state": p.state,
     }, "clusterId", "name", "capacity", "nodeSortingPolicy", "preemptionEnabled",
         "quotaPreemptionEnabled")

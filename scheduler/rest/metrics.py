@@ -22,16 +22,17 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from scheduler import Scheduler
+from scheduler.objects import Allocation
 from statemachines import TransitionRecord
 
-from .snapshot import AllocationCopy, Snapshot, capture
+from .snapshot import AllocationCopy, Snapshot, capture, live_allocations
 
 NAMESPACE = "yunikorn"
 SUBSYSTEM = "scheduler"
@@ -133,22 +134,23 @@ class Book:
         if asked is not None:
             self.latency.observe(max(created - asked, 0.0))
 
-    def catch_up(self, snap: Snapshot) -> None:
-        """Count the live allocations no transition has shown yet (born ``Allocated``)."""
-        live: set[str] = set()
+    def catch_up(self, live: Iterable[Allocation]) -> None:
+        """Count the live allocations no transition has shown yet (born ``Allocated``); the
+        caller holds the core's lock, so none ends meanwhile."""
+        seen: set[str] = set()
         with self._lock:
-            for p in snap.partitions:
-                for app in p.apps.values():
-                    for alloc in app.allocations:
-                        live.add(alloc.uuid)
-                        if alloc.uuid not in self._counted:
-                            self._allocated(alloc.created, alloc.ask_created)
-            self._counted = live
+            counted = self._counted
+            for alloc in live:
+                seen.add(alloc.uuid)
+                if alloc.uuid not in counted:
+                    ask = alloc.app.asks.get(alloc.ask_key)
+                    self._allocated(alloc.created, ask.created if ask is not None else None)
+            self._counted = seen
 
     def sample(self, snap: Snapshot) -> None:
         """One history record: applications and containers the core holds now."""
         apps = sum(len(p.apps) for p in snap.partitions)
-        containers = sum(len(a.allocations) for p in snap.partitions for a in p.apps.values())
+        containers = sum(a.allocation_count for p in snap.partitions for a in p.apps.values())
         with self._lock:
             self.history.append((int(snap.now * 1e9), apps, containers))
 
@@ -237,7 +239,7 @@ class Metrics:
         """A snapshot with every live allocation counted (before any counter is written)."""
         with self.api.lock:     # no allocation may end between the copy and the count
             snap = capture(self.api)
-            self.book.catch_up(snap)
+            self.book.catch_up(live_allocations(self.api))
         return snap
 
     def exposition(self) -> bytes:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+import orjson
 import yaml
 
 from scheduler import Scheduler
@@ -51,12 +52,35 @@ def error(status: int, message: str) -> Response:
 
 
 def _json(value: Any) -> Response:
-    return Response(200, json.dumps(value, separators=(",", ":")).encode() + b"\n")
+    return Response(200, orjson.dumps(value) + b"\n")
 
 
 def _queue_name(raw: str) -> str | None:
     """The queue path, or None when a part of it is not a valid queue name."""
     return raw if all(QUEUE_NAME.match(part) for part in raw.split(".")) else None
+
+
+def _detail(rest: list[str]) -> dict[str, Any]:
+    """What of the asks and allocations a route under ``/ws/v1`` shows (``capture``'s
+    ``app_detail`` and ``node_detail``): only its own application's, or its queue's, or the
+    nodes'."""
+    if len(rest) < 3 or rest[0] != "partition":
+        return {}
+    if rest[2] in ("nodes", "node"):
+        return {"node_detail": True}
+    if len(rest) < 4:
+        return {}
+    if rest[2] == "application":
+        app_id = rest[3]
+        return {"app_detail": lambda a: a.id == app_id}
+    if rest[2] == "queue":
+        path = _queue_name(rest[3])
+        if len(rest) == 6 and rest[4] == "application":
+            app_id = rest[5]
+            return {"app_detail": lambda a: a.id == app_id}
+        if rest[4:] == ["applications"] and path is not None:
+            return {"app_detail": lambda a: a.queue_path.lower() == path.lower()}
+    return {}
 
 
 class Routes:
@@ -96,7 +120,7 @@ class Routes:
             return self._full_dump()
         if rest == ["config"]:
             return self._config(accept)
-        snap = capture(self.api)
+        snap = capture(self.api, **_detail(rest))
         book = self.metrics.book
         if rest == ["clusters"]:
             return _json([dao.cluster(p, self.started) for p in snap.partitions])
@@ -158,7 +182,7 @@ class Routes:
         return Response(200, text.encode(), "application/x-yaml; charset=UTF-8")
 
     def _full_dump(self) -> Response:
-        snap = capture(self.api, with_dump=True)
+        snap = capture(self.api, with_dump=True, app_detail=True, node_detail=True)
         book = self.metrics.book
         return _json({
             "timestamp": int(snap.now * 1e9),

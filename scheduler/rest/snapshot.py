@@ -9,6 +9,7 @@ copied, never computed, so the routes show exactly what the core holds.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +17,7 @@ from scheduler import Scheduler
 from scheduler.objects import Allocation, Application, Ask, Node, Queue
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class AskCopy:
     key: str
     app_id: str
@@ -33,7 +34,7 @@ class AskCopy:
     tags: dict[str, str]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class AllocationCopy:
     uuid: str
     key: str
@@ -67,6 +68,8 @@ class AppCopy:
     priority: int
     asks: list[AskCopy]
     allocations: list[AllocationCopy]
+    """Both empty unless the snapshot was taken with this application's detail."""
+    allocation_count: int
 
 
 @dataclass(frozen=True)
@@ -165,21 +168,22 @@ def _ask(k: Ask) -> AskCopy:
         pending_repeats=k.pending_repeats, state=k.state, tags=dict(k.tags))
 
 
-def _app(a: Application) -> AppCopy:
+def _app(a: Application, detail: bool) -> AppCopy:
     return AppCopy(
         id=a.id, partition=a.partition_name, queue=a.queue_path, state=a.state, user=a.user,
         groups=list(a.groups), submit_time=a.submit_time, state_since=a.state_since,
         allocated=_res(a.allocated), pending=_res(a.pending), priority=int(a.priority),
-        asks=[_ask(k) for k in a.asks.values()],
-        allocations=[_alloc(x) for x in a.allocations.values()])
+        asks=[_ask(k) for k in a.asks.values()] if detail else [],
+        allocations=[_alloc(x) for x in a.allocations.values()] if detail else [],
+        allocation_count=len(a.allocations))
 
 
-def _node(n: Node) -> NodeCopy:
+def _node(n: Node, detail: bool) -> NodeCopy:
     available = {k: v for k, v in n.available.items() if v > 0}
     return NodeCopy(
         id=n.id, state=n.state, attributes=dict(n.attributes), capacity=_res(n.capacity),
         occupied=_res(n.occupied), allocated=_res(n.allocated), available=_res(available),
-        allocations=[_alloc(x) for x in n.allocations.values()],
+        allocations=[_alloc(x) for x in n.allocations.values()] if detail else [],
         reservations=list(n.reservations))
 
 
@@ -199,8 +203,18 @@ def _queue(q: Queue) -> QueueCopy:
         preemption_delay=float(q.preemption_delay))
 
 
-def capture(api: Scheduler, with_dump: bool = False) -> Snapshot:
-    """Copy what the routes and metrics show; the lock is held only while copying."""
+def capture(api: Scheduler, with_dump: bool = False,
+            app_detail: Callable[[Application], bool] | bool = False,
+            node_detail: bool = False) -> Snapshot:
+    """Copy what the routes and metrics show; the lock is held only while copying.
+
+    The asks and allocations of an application (``app_detail``: all, none, or those it
+    says yes to) and the allocations of a node (``node_detail``) are copied only when a
+    route shows them: a cluster of many allocations would otherwise hold the core's lock
+    for every request, whatever it asked for."""
+    def detailed(a: Application) -> bool:
+        return app_detail(a) if callable(app_detail) else app_detail
+
     with api.lock:
         partitions = []
         configs = []
@@ -214,7 +228,15 @@ def capture(api: Scheduler, with_dump: bool = False) -> Snapshot:
                     node_policy=order.policy, node_weights=dict(order.weights),
                     preemption_enabled=p.preemption_enabled,
                     queues={path: _queue(q) for path, q in p.queues.items()},
-                    apps={app_id: _app(a) for app_id, a in p.apps.items()},
-                    nodes={node_id: _node(n) for node_id, n in p.nodes.items()}))
+                    apps={app_id: _app(a, detailed(a)) for app_id, a in p.apps.items()},
+                    nodes={node_id: _node(n, node_detail) for node_id, n in p.nodes.items()}))
         dump = api.state_dump() if with_dump else {}
         return Snapshot(now=api.clock.now(), partitions=partitions, configs=configs, dump=dump)
+
+
+def live_allocations(api: Scheduler) -> Iterator[Allocation]:
+    """Every allocation the core holds, partition by partition (the caller holds the core's
+    lock)."""
+    for rm in api._rms.values():    # read-only, as in :func:`capture`
+        for p in rm.partitions.values():
+            yield from p.allocations.values()
