@@ -46,8 +46,8 @@ def populated() -> Env:
 
 
 @contextmanager
-def served(env: Env) -> Iterator[RestServer]:
-    server = RestServer(env.api, port=0)
+def served(env: Env, **options: Any) -> Iterator[RestServer]:
+    server = RestServer(env.api, port=0, **options)
     server.start()
     try:
         yield server

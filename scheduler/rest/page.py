@@ -108,12 +108,13 @@ def live_state(snap: Snapshot) -> dict[str, Any]:
     return {"now": snap.now, "counts": state_counts(snap), "partitions": objects(snap)}
 
 
-def live_data(snap: Snapshot) -> dict[str, Any]:
-    """The page of a running core: diagrams with its state counts, its queues, polled."""
+def live_data(snap: Snapshot, refresh: float = 2.0) -> dict[str, Any]:
+    """The page of a running core: diagrams with its state counts, its queues, read again
+    from ``/ui/state`` every ``refresh`` seconds."""
     state = live_state(snap)
     return {"mode": "live", "title": "yunikorn-fsm: live core",
             "lifecycles": lifecycles(states=state["counts"]), "state": state,
-            "refresh": "/ui/state", "interval_ms": 2000}
+            "refresh": "/ui/state", "interval_ms": max(100, round(refresh * 1000))}
 
 
 def coverage_data(report: Mapping[str, Any], source: str) -> dict[str, Any]:

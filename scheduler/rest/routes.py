@@ -66,8 +66,10 @@ def _queue_name(raw: str) -> str | None:
 class Routes:
     """Answers one request from a fresh snapshot of the core."""
 
-    def __init__(self, api: Scheduler, metrics: Metrics, started: float) -> None:
+    def __init__(self, api: Scheduler, metrics: Metrics, started: float,
+                 page_refresh: float = 2.0) -> None:
         self.api = api
+        self.page_refresh = page_refresh
         self.metrics = metrics
         self.started = started
 
@@ -89,7 +91,7 @@ class Routes:
 
     def _route(self, seg: list[str], query: str, accept: str) -> Response:
         if seg == [""]:
-            html = page.render(page.live_data(capture(self.api)))
+            html = page.render(page.live_data(capture(self.api), self.page_refresh))
             return Response(200, html.encode(), HTML)
         if seg == ["ui", "state"]:
             return _json(page.live_state(capture(self.api)))
