@@ -78,6 +78,13 @@ def add_check_command(sub: Any) -> None:
     p.add_argument("--variant", metavar="NAME", help=VARIANT_HELP)
     p.set_defaults(func=run_replay)
 
+    p = sub.add_parser("view", help="write the auditors' page for a trace or a coverage "
+                                    "report: one HTML file that needs no server or network")
+    p.add_argument("file", help="a trace (.jsonl) or a `check --coverage-out` report")
+    p.add_argument("--out", metavar="HTML", help="where to write it (default: FILE.html)")
+    p.add_argument("--variant", metavar="NAME", help=VARIANT_HELP)
+    p.set_defaults(func=run_view)
+
     p = sub.add_parser("flows", help="run the gang design's flows and print their traces")
     p.add_argument("--markdown", action="store_true", help="print docs/gang.md")
     p.set_defaults(func=print_flows)
@@ -352,6 +359,31 @@ def _replay(args: argparse.Namespace) -> int:
         print(f"result: VIOLATION {result.violation}")
         return 1
     print(f"result: every invariant held after every step ({result.steps} steps)")
+    return 0
+
+
+# ---------------------------------------------------------------- view
+
+
+def run_view(args: argparse.Namespace) -> int:
+    return usage_errors_exit_2("view", on_variant(_view))(args)
+
+
+def _view(args: argparse.Namespace) -> int:
+    from . import webview
+
+    source = Path(args.file)
+    out = Path(args.out) if args.out else source.with_name(source.name + ".html")
+    try:
+        with configuration_warnings_quiet():
+            webview.write(source, out)
+    except webview.NotViewable as exc:
+        print(f"yunikorn-fsm view: {args.file}: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"yunikorn-fsm view: can not write {out}: {exc.strerror}", file=sys.stderr)
+        return 2
+    print(f"page written to {out} (self-contained: open it in a browser, no network needed)")
     return 0
 
 

@@ -5,6 +5,8 @@ be3bb48 pkg/webservice/routes.go, handlers.go ``getPartitionQueue``, ``getApplic
 ``buildJSONErrorResponse``): 404 for an unknown partition, queue, application or node,
 400 for an invalid queue name, 405 for anything but GET, HEAD or OPTIONS. A path that is
 too long, badly encoded or climbs out with ``..`` is a 400 before any lookup.
+Two routes are our own: ``/``, the auditors' page (``page.py``), and ``/ui/state``, the
+live data it polls.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import yaml
 
 from scheduler import Scheduler
 
-from . import dao
+from . import dao, page
 from .metrics import Metrics
 from .snapshot import PartitionCopy, capture
 
@@ -36,6 +38,7 @@ QUEUE_NOT_FOUND = "Queue not found"
 APPLICATION_NOT_FOUND = "Application not found"
 NODE_NOT_FOUND = "Node not found"
 JSON = "application/json; charset=UTF-8"
+HTML = "text/html; charset=utf-8"
 
 
 @dataclass(frozen=True)
@@ -86,8 +89,10 @@ def _detail(rest: list[str]) -> dict[str, Any]:
 class Routes:
     """Answers one request from a fresh snapshot of the core."""
 
-    def __init__(self, api: Scheduler, metrics: Metrics, started: float) -> None:
+    def __init__(self, api: Scheduler, metrics: Metrics, started: float,
+                 page_refresh: float = 2.0) -> None:
         self.api = api
+        self.page_refresh = page_refresh
         self.metrics = metrics
         self.started = started
 
@@ -108,6 +113,12 @@ class Routes:
         return self._route([s for s in segments[1:]], query, accept)
 
     def _route(self, seg: list[str], query: str, accept: str) -> Response:
+        if seg == [""]:
+            html = page.render(page.live_data(capture(self.api, app_detail=True),
+                                              self.page_refresh))
+            return Response(200, html.encode(), HTML)
+        if seg == ["ui", "state"]:
+            return _json(page.live_state(capture(self.api, app_detail=True)))
         if seg[:2] == ["debug", "fullstatedump"] and len(seg) == 2:
             return self._full_dump()
         if seg[:2] != ["ws", "v1"]:

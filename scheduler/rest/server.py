@@ -21,6 +21,8 @@ from .snapshot import capture
 
 SOCKET_TIMEOUT = 5.0
 """Seconds a connection may stay silent before its thread drops it."""
+PAGE_REFRESH = 2.0
+"""Seconds between the live page's reads of ``/ui/state``."""
 HISTORY_INTERVAL = 60.0
 """Seconds between history records (YuniKorn samples its internal metrics each minute)."""
 
@@ -79,7 +81,8 @@ class RestServer:
     """``serve --rest-port``: the routes and the metrics of one core, until ``stop()``."""
 
     def __init__(self, api: Scheduler, host: str = "127.0.0.1", port: int = 0,
-                 history_interval: float = HISTORY_INTERVAL) -> None:
+                 history_interval: float = HISTORY_INTERVAL,
+                 page_refresh: float = PAGE_REFRESH) -> None:
         self.api = api
         self.metrics = Metrics(api)
         server_class = _HTTPServer6 if ":" in host else _HTTPServer
@@ -88,7 +91,7 @@ class RestServer:
         except OSError:
             self.metrics.close()
             raise
-        self._http.routes = Routes(api, self.metrics, api.clock.now())
+        self._http.routes = Routes(api, self.metrics, api.clock.now(), page_refresh)
         self.port: int = self._http.server_address[1]
         self._interval = history_interval
         self._stop = threading.Event()

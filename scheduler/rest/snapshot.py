@@ -136,6 +136,8 @@ class Snapshot:
     """``(rm id, queues.yaml text)`` of each registered RM."""
     dump: dict[str, Any] = field(default_factory=dict)
     """``Scheduler.state_dump()`` of the same instant (the full state dump route)."""
+    rms: list[tuple[str, str]] = field(default_factory=list)
+    """``(rm id, lifecycle state)`` of each registered RM (the page's ``rm`` counts)."""
 
     def partition(self, name: str) -> PartitionCopy | None:
         """The first RM's partition of that name (YuniKorn names a partition without its
@@ -218,8 +220,10 @@ def capture(api: Scheduler, with_dump: bool = False,
     with api.lock:
         partitions = []
         configs = []
+        rms = []
         for rm in api._rms.values():    # read-only: the RMs in registration order
             configs.append((rm.id, rm.config_text))
+            rms.append((rm.id, str(rm.state)))
             for p in rm.partitions.values():
                 order = p.node_order
                 partitions.append(PartitionCopy(
@@ -231,7 +235,8 @@ def capture(api: Scheduler, with_dump: bool = False,
                     apps={app_id: _app(a, detailed(a)) for app_id, a in p.apps.items()},
                     nodes={node_id: _node(n, node_detail) for node_id, n in p.nodes.items()}))
         dump = api.state_dump() if with_dump else {}
-        return Snapshot(now=api.clock.now(), partitions=partitions, configs=configs, dump=dump)
+        return Snapshot(now=api.clock.now(), partitions=partitions, configs=configs, dump=dump,
+                        rms=rms)
 
 
 def live_allocations(api: Scheduler) -> Iterator[Allocation]:
