@@ -261,7 +261,7 @@ def _releases_end(world: World) -> list[Violation]:
     "greedy victim search may legitimately find none (docs/design-notes.md, 'How the "
     "explorer reads preemption').",
     "YuniKorn preemption (design/preemption.md laws 4 and 5; Application.tryAllocate, "
-    "Preemptor.TryPreemption); issue 13 'Liveness in the explorer'",
+    "Preemptor.TryPreemption)",
     "A pod in a queue under its guarantee waits forever behind a queue over its "
     "guarantee, although preemption may and must make room for it.",
 )

@@ -1157,17 +1157,17 @@ MUTANTS = (*MUTANTS, *RECOVERY)
 
 RESERVING: tuple[Mutant, ...] = (
     M("reservations.reserved_at_once", "reservations",
-      "YuniKorn tryNodes (issue 32 item 4): an ordinary ask reserves a node only once it is "
-      "older than the reservation delay", allocate, "reserve_or_fail",
+      "YuniKorn application.go tryNodes (reservationDelay): an ordinary ask reserves a "
+      "node only once it is older than the reservation delay", allocate, "reserve_or_fail",
       "    if not may_reserve(p, ask):\n", "    if False:\n"),
     M("reservations.ordinary_shares_node", "reservations",
-      "YuniKorn node.go Reserve and application.go tryNodes (issue 32 item 5): an ordinary "
+      "YuniKorn node.go Reserve and application.go tryNodes: an ordinary "
       "ask reserves only a node nothing else has reserved", allocate, "reserve_or_fail",
       "        if node.reservations:\n            continue",
       "        if False:\n            continue"),
     M("reservations.required_gives_up_on_shared_node", "reservations",
-      "YuniKorn node.go Reserve and application.go tryRequiredNode (issue 32 item 5; "
-      "behaviour 2.6 step 1 describes an older YuniKorn): a required-node ask whose node "
+      "YuniKorn node.go Reserve and application.go tryRequiredNode (behaviour 2.6 "
+      "step 1 describes an older YuniKorn): a required-node ask whose node "
       "another required-node ask holds reserves it too, and takes its room", required_node,
       "try_required",
       "        if other_ask is not None and other_ask.required_node:\n            continue",

@@ -178,9 +178,11 @@ MAP: tuple[Entry, ...] = (
     E(S, "Allocation ask", "executionTimeoutMilliSeconds: the allocation is terminated by the "
       "scheduler once it has run that long; 0 or negative never.",
       ("protocol.core_releases", "protocol.timers", "alloc.execution_timeout")),
-    E(S, "Allocation ask", "priority, Originator, PreemptionPolicy.", (),
-      "Preemption and priority across applications come with later issues; ask priority "
-      "orders asks inside one application (scenario tests)."),
+    E(S, "Allocation ask", "priority, Originator, PreemptionPolicy.",
+      ("priority.cached", "priority.order", "preemption.victims", "preemption.order"),
+      "The seed only names the fields; YuniKorn's reading of them (priority across "
+      "applications and queues, victims by originator and preemption policy) is in the "
+      "YuniKorn rows below."),
     E(S, "AllocationRelease", "A release without a UUID releases every allocation of the "
       "application.", ("protocol.confirmations",)),
     E(S, "AllocationAskRelease", "An ask release without an allocationKey releases every ask "
@@ -337,7 +339,7 @@ MAP: tuple[Entry, ...] = (
       "(reservations made or dropped in the cycle, applications that started in it, "
       "stateaware's choice) the core's choice is taken as right. With priority sorting "
       "disabled priority only breaks the policy's ties (scheduling.order)."),
-    # -- YuniKorn's scheduling features the seeds are silent on (issue 32 item 13) ---------
+    # -- YuniKorn's scheduling features the seeds are silent on ---------------------------
     E(Y, "Submission time", "An ask the core takes or an allocation it recovers whose "
       "creationTime tag is earlier than its application's submission moves the submission "
       "time back; fifo order reads it.", ("scheduling.order", "sorting.fifo_by_creation"),

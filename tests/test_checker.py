@@ -529,7 +529,7 @@ def test_a_created_queue_serves_again_when_its_partition_comes_back(broken: bool
     next reload brings the partition back the user's next application goes there again.
     The core once drained the created leaf with its partition for good, so the next
     application fell through to root.default, and the checker, which read the leaf as
-    active, reported it (a 600 s run of 2026-11-27, seed 1701943251)."""
+    active, reported it (a 600 s run, seed 1701943251)."""
     world = World()
 
     def submit(app_id: str) -> Step:

@@ -1,4 +1,4 @@
-"""``queues.yaml`` as Apache YuniKorn reads it, where it differed (issue 11, items 11, 15-19).
+"""``queues.yaml`` as Apache YuniKorn reads it, where a reading of our own would differ.
 
 Each test goes through the public surface: ``scheduler.config.parse_config``,
 ``yunikorn-fsm validate-config``, or a ``Scheduler`` registered with the text.

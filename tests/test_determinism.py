@@ -399,20 +399,16 @@ if __name__ == "__main__":
 
 
 ZERO_PRIORITY_SHA256 = "f5306f5065d6c50c6762501519f6c6e1a7453877bfb5bea0a948f99f8dda99d6"
-"""The scenario with every ask at priority 0, as the core answered it before priority
-scheduling (issue 12; computed on ``main`` after the interop merge, 20091c8). Issue 13
-(preemption) changed only the dumps: every queue gained ``preempting`` and every allocation
-``preempted``; with those two keys removed the text is byte for byte the earlier one.
-Queues tied on usage then going by more pending first (YuniKorn's ``sortQueues...``,
-``objects/sorters.go``) changed decisions once more: root.b, pending more than root.a while
-neither used anything, now takes the first node before it; nothing else differs but the
-uuids' counters and the events' order that follow from it. The reservation delay (issue 32
-item 4, YuniKorn's 2 s) moved app-b2's ``huge`` reservation of n-4 from the cycle of its
-arrival (reported SKIPPED, waiting) to the first cycle 2 s later; issue 32 item 3 added the
-one FAILED 'waiting for cluster resources' it is told then (a search found no room for it);
-issue 32 item 6 took
-the real ask of a started placeholder swap off the pending totals (``app-g1`` and its queue
-path, in the three dumps taken during a swap); nothing else changed."""
+"""The scenario with every ask at priority 0: priority then decides nothing, so the
+output is what the core answers without priority scheduling. What in it is not about
+priority: every queue's dump has ``preempting`` and every allocation ``preempted``; queues
+tied on usage go by more pending first (YuniKorn's ``sortQueues...``,
+``objects/sorters.go``), so root.b, pending more than root.a while neither uses anything,
+takes the first node before it; app-b2's ``huge`` ask reserves n-4 only at the first cycle
+2 s after its arrival (YuniKorn's reservation delay; reported SKIPPED, waiting, before),
+and is told one FAILED 'waiting for cluster resources' then (a search found no room for
+it); the real ask of a started placeholder swap is off the pending totals (``app-g1`` and
+its queue path, in the three dumps taken during a swap)."""
 
 
 def test_zero_priorities_schedule_exactly_as_before_priority_scheduling() -> None:

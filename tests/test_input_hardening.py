@@ -1,7 +1,7 @@
 """Bad input gets a reason and changes nothing; a harmless repeat is not refused.
 
-Issue 11: an empty user, negative timeouts, totals past int64, and an
-informer resync that sends a running ask again.
+Covered: an empty user, negative timeouts, totals past int64, and an informer resync
+that sends a running ask again.
 """
 
 from __future__ import annotations

@@ -192,7 +192,7 @@ def test_no_events_when_emit_events_is_off() -> None:
     assert quiet.shim.messages == [m for m in loud.shim.messages if m[0] != "send_event"]
 
 
-# -- human-readable texts (issue 11, item 26) -----------------------------------------
+# -- human-readable texts -----------------------------------------------------------
 
 
 def test_every_update_and_event_of_a_gang_life_names_its_object_and_says_why() -> None:

@@ -1,4 +1,4 @@
-"""The core as Apache YuniKorn's where it differed (issue 11, items 20 and 21).
+"""The core as Apache YuniKorn's where a reading of our own would differ.
 
 Each test drives ``Scheduler`` through its public API and reads the state dump
 or what the shim was told.
@@ -64,8 +64,8 @@ def test_roots_max_is_reported_not_enforced() -> None:
 ])
 def test_fifo_order_breaks_ties_of_submission_time_by_priority_then_id(
         first: tuple[str, int], second: tuple[str, int], later: float, served: str) -> None:
-    # With application.sort.priority disabled: fifo's own order (issue 12 puts priority
-    # first by default, tests/test_scenario_priority.py).
+    # With application.sort.priority disabled: fifo's own order (by default priority comes
+    # first, tests/test_scenario_priority.py).
     env = Env(config("- name: a\n  properties: {application.sort.priority: disabled}\n"))
     env.add_node("node-1", 10)
     env.add_app(first[0])
