@@ -22,10 +22,11 @@ ROUTES = ("/ws/v1/partitions", "/ws/v1/partition/default/queues",
           "/ws/v1/scheduler/node-utilizations", "/ws/v1/clusters")
 
 
-def _poll(base: str, stop: threading.Event, rate: float, served: list[int]) -> None:
+def _poll(base: str, stop: threading.Event, rate: float, served: list[int],
+          routes: tuple[str, ...]) -> None:
     i = 0
     while not stop.wait(1.0 / rate):
-        route = ROUTES[i % len(ROUTES)]
+        route = routes[i % len(routes)]
         i += 1
         try:
             with urllib.request.urlopen(base + route, timeout=5) as answer:
@@ -35,7 +36,8 @@ def _poll(base: str, stop: threading.Event, rate: float, served: list[int]) -> N
             pass
 
 
-def run(rest: bool, nodes: int, pods: int, rate: float) -> tuple[float, int]:
+def run(rest: bool, nodes: int, pods: int, rate: float,
+        routes: tuple[str, ...] = ROUTES) -> tuple[float, int]:
     """One bench against a fresh server: allocations/s, REST requests answered."""
     args = [*SERVE, "--rest-port", "0"] if rest else SERVE
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -46,7 +48,7 @@ def run(rest: bool, nodes: int, pods: int, rate: float) -> tuple[float, int]:
     if rest:
         rest_port = proc.stdout.readline().strip().rsplit(":", 1)[1]
         poller = threading.Thread(target=_poll, args=(f"http://127.0.0.1:{rest_port}", stop,
-                                                       rate, served))
+                                                       rate, served, routes))
         poller.start()
     try:
         out = subprocess.run([sys.executable, "-m", "scheduler", "bench", "--grpc",
@@ -69,11 +71,14 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=500)
     parser.add_argument("--pods", type=int, default=20000)
     parser.add_argument("--rate", type=float, default=10.0)
+    parser.add_argument("--routes", default=",".join(ROUTES),
+                        help="comma-separated routes polled in turn")
     args = parser.parse_args()
+    routes = tuple(args.routes.split(","))
     plain, polled = [], []
     for r in range(args.rounds):
         for rest in (False, True) if r % 2 == 0 else (True, False):
-            speed, served = run(rest, args.nodes, args.pods, args.rate)
+            speed, served = run(rest, args.nodes, args.pods, args.rate, routes)
             (polled if rest else plain).append(speed)
             print(f"round {r + 1} {'rest' if rest else 'plain'}: {speed:,.0f} allocations/s"
                   + (f", {served} REST answers" if rest else ""), flush=True)

@@ -113,6 +113,12 @@ def queue(p: PartitionCopy, q: QueueCopy, subtree: bool = True) -> dict[str, Any
 
 
 def allocation(a: AllocationCopy) -> dict[str, Any]:
+    if a.shaped is None:
+        a.shaped = _allocation(a)
+    return a.shaped
+
+
+def _allocation(a: AllocationCopy) -> dict[str, Any]:
     asked, made = allocation_delay_ns(a)
     return _omit({
         "allocationKey": a.key, "allocationTags": a.tags, "requestTime": asked,

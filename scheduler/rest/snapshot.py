@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from scheduler import Scheduler
 from scheduler.objects import Allocation, Application, Ask, Node, Queue
@@ -51,6 +52,9 @@ class AllocationCopy:
     tags: dict[str, str]
     ask_created: float | None
     """When its ask arrived (None once the ask is gone): YuniKorn's ``requestTime``."""
+    shaped: dict[str, Any] | None = None
+    """Its REST form once a route built it (``dao.allocation``): a copy is kept from one
+    snapshot to the next while the allocation is unchanged, and so is its form."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +156,24 @@ def _res(r: dict[str, int] | None) -> dict[str, int]:
     return {k: int(v) for k, v in sorted(r.items())} if r else {}
 
 
+_KEPT: WeakKeyDictionary[Scheduler, dict[str, AllocationCopy]] = WeakKeyDictionary()
+"""Per core, the allocation copies of its last detailed snapshot, by uuid."""
+
+
+def _kept_alloc(a: Allocation, kept: dict[str, AllocationCopy],
+                now: dict[str, AllocationCopy]) -> AllocationCopy:
+    """The copy of ``a``, the last snapshot's when nothing it shows has changed since (a
+    route over many allocations then copies and shapes only the new ones)."""
+    ask = a.app.asks.get(a.ask_key)
+    asked = ask.created if ask is not None else None
+    copy = kept.get(a.uuid)
+    if copy is None or copy.state != a.state or copy.preempted != a.preempted \
+            or copy.ask_created != asked:
+        copy = _alloc(a)
+    now[a.uuid] = copy
+    return copy
+
+
 def _alloc(a: Allocation) -> AllocationCopy:
     ask = a.app.asks.get(a.ask_key)
     return AllocationCopy(
@@ -170,22 +192,23 @@ def _ask(k: Ask) -> AskCopy:
         pending_repeats=k.pending_repeats, state=k.state, tags=dict(k.tags))
 
 
-def _app(a: Application, detail: bool) -> AppCopy:
+def _app(a: Application, detail: bool, copy: Callable[[Allocation], AllocationCopy]
+         ) -> AppCopy:
     return AppCopy(
         id=a.id, partition=a.partition_name, queue=a.queue_path, state=a.state, user=a.user,
         groups=list(a.groups), submit_time=a.submit_time, state_since=a.state_since,
         allocated=_res(a.allocated), pending=_res(a.pending), priority=int(a.priority),
         asks=[_ask(k) for k in a.asks.values()] if detail else [],
-        allocations=[_alloc(x) for x in a.allocations.values()] if detail else [],
+        allocations=[copy(x) for x in a.allocations.values()] if detail else [],
         allocation_count=len(a.allocations))
 
 
-def _node(n: Node, detail: bool) -> NodeCopy:
+def _node(n: Node, detail: bool, copy: Callable[[Allocation], AllocationCopy]) -> NodeCopy:
     available = {k: v for k, v in n.available.items() if v > 0}
     return NodeCopy(
         id=n.id, state=n.state, attributes=dict(n.attributes), capacity=_res(n.capacity),
         occupied=_res(n.occupied), allocated=_res(n.allocated), available=_res(available),
-        allocations=[_alloc(x) for x in n.allocations.values()] if detail else [],
+        allocations=[copy(x) for x in n.allocations.values()] if detail else [],
         reservations=list(n.reservations))
 
 
@@ -217,7 +240,14 @@ def capture(api: Scheduler, with_dump: bool = False,
     def detailed(a: Application) -> bool:
         return app_detail(a) if callable(app_detail) else app_detail
 
+    kept: dict[str, AllocationCopy] = {}
+    now: dict[str, AllocationCopy] = {}
+
+    def copy(a: Allocation) -> AllocationCopy:
+        return _kept_alloc(a, kept, now)
+
     with api.lock:
+        kept = _KEPT.setdefault(api, {})
         partitions = []
         configs = []
         rms = []
@@ -232,8 +262,13 @@ def capture(api: Scheduler, with_dump: bool = False,
                     node_policy=order.policy, node_weights=dict(order.weights),
                     preemption_enabled=p.preemption_enabled,
                     queues={path: _queue(q) for path, q in p.queues.items()},
-                    apps={app_id: _app(a, detailed(a)) for app_id, a in p.apps.items()},
-                    nodes={node_id: _node(n, node_detail) for node_id, n in p.nodes.items()}))
+                    apps={app_id: _app(a, detailed(a), copy) for app_id, a in p.apps.items()},
+                    nodes={node_id: _node(n, node_detail, copy)
+                           for node_id, n in p.nodes.items()}))
+        if node_detail or app_detail is True:
+            _KEPT[api] = now            # every live allocation was copied: the dead go
+        else:
+            kept.update(now)
         dump = api.state_dump() if with_dump else {}
         return Snapshot(now=api.clock.now(), partitions=partitions, configs=configs, dump=dump,
                         rms=rms)
