@@ -255,7 +255,10 @@ class Gen:
     which delay: a stream of its own, so the others' draws stay."""
 
     quota_delay: str = field(init=False, default="")
-    """The ``quota.preemption.delay`` the configuration now sets ("": quota preemption off)."""
+    """The ``quota.preemption.delay`` the configuration now sets on root ("": none)."""
+
+    quota_switch: bool = field(init=False, default=False)
+    """Whether the configuration now sets ``preemption.quotapreemptionenabled``."""
 
     def __post_init__(self) -> None:
         self.finale = random.Random(f"finale-{self.scenario.seed}")
@@ -287,7 +290,8 @@ class Gen:
 
     def config_text(self) -> str:
         """The scenario's configuration with the current quota factor and removals."""
-        if self.factor == 1.0 and not self.removed and not self.quota_delay:
+        if self.factor == 1.0 and not self.removed and not self.quota_delay \
+                and not self.quota_switch:
             return self.scenario.shape.text
         return json.dumps(self.config_data())
 
@@ -295,9 +299,10 @@ class Gen:
         """The configuration as it stands now, as plain data (quantities in core units)."""
         data = copy.deepcopy(_shape_data(self.scenario.shape.text))
         _transform(data, self.factor, self.removed)
-        if self.quota_delay:
-            for p in data["partitions"]:
+        for p in data["partitions"]:
+            if self.quota_switch:
                 p.setdefault("preemption", {})["quotapreemptionenabled"] = True
+            if self.quota_delay:
                 root = p["queues"][0]
                 root["properties"] = {**root.get("properties", {}),
                                       "quota.preemption.delay": self.quota_delay}
