@@ -9,10 +9,15 @@ registered invariant with a lifecycle recorder attached from the start.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from scenario_helpers import TT, config
 from test_scenario_preemption import PEnv
 
 from scheduler import si
+from scheduler.cli import main
+from scheduler.config import parse_config
 from scheduler.dialect import change_detail
 from scheduler.si import today
 
@@ -197,3 +202,15 @@ def test_required_node_allocations_are_not_victims() -> None:
     env.advance(10.0)
     assert keys(env) == ["plain"]
     assert env.violations() == []
+
+
+def test_validate_config_accepts_the_switches(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``TestQuotaPreemptionSettings`` and configvalidator.go: YuniKorn's names, the
+    partition switch and the queue property, are a valid configuration."""
+    path = tmp_path / "queues.yaml"
+    path.write_text(config(leaf_yaml(10, "30s"), extra=SWITCH), encoding="utf-8")
+    assert main(["validate-config", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert "valid" in out and "invalid" not in out + err
+    assert parse_config(path.read_text()).partitions[0].preemption.quotapreemptionenabled
