@@ -646,6 +646,7 @@ def _uuid_of(m: Monitor, rv: RMView | None, a: today.Allocation, taken: set[str]
     return f"{a.application_id}/{a.allocation_key}@{a.node_id}"
 
 
+QUOTA_SUMMARY = "Quota Preemption results summary: "
 _TRANSITION = re.compile(r"^(application|ask|allocation|node) .*\((\w+) -> (\w+)\)$")
 _APP_DETAIL = {"Rejected": "APP_REJECT"}
 _OTHER_DETAIL = {
@@ -656,10 +657,14 @@ _OTHER_DETAIL = {
     ("node", "Removed"): "NODE_DECOMISSION"}
 
 
-def expected_detail(message: str) -> str:
+def expected_detail(message: str, kind: str = "") -> str:
     """The change detail today's SI gives an event reporting a transition
     (``<noun> <name> ... (<source> -> <dest>)``): what the object entered decides
-    (``EventRecord.ChangeDetail``); ``DETAILS_NONE`` for anything else."""
+    (``EventRecord.ChangeDetail``); a queue's quota preemption summary is
+    ``QUEUE_PREEMPTION`` (YuniKorn ``SendQuotaPreemptionEvent``); ``DETAILS_NONE`` for
+    anything else."""
+    if kind == "QUEUE" and message.startswith(QUOTA_SUMMARY):
+        return "QUEUE_PREEMPTION"
     found = _TRANSITION.match(message)
     if found is None:
         return "DETAILS_NONE"
@@ -676,7 +681,7 @@ def judge_events(report: Callable[[str, str, str], None], events: list[Any]) -> 
         detail = getattr(e, "event_change_detail", None)
         if detail is None:
             continue
-        wanted = expected_detail(e.message)
+        wanted = expected_detail(e.message, e.type.name)
         if detail.name != wanted:
             report(P.MESSAGES, f"event {e.object_id!r}",
                    f"change detail {detail.name} for {e.message!r}: today's SI says {wanted}")

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from scheduler import si
 from scheduler.errors import ConfigError, UnknownResourceManager
 
-from . import model, view
+from . import model, preemption, view
 from . import protocol as P
 from . import quantities as qty
 from .calls import Call, Monitor
@@ -59,12 +59,14 @@ def end_reload(m: Monitor, call: Call, rv: RMView | None, req: si.UpdateConfigur
         m.report(P.CONFIG_APPLIED, f"rm {req.rm_id}",
                  "a reload from an RM that is not running was accepted")
         return
+    old = rv.config
     try:
         rv.config = model.read_registered(req.config)
     except ConfigError:
         m.report(P.CONFIG_APPLIED, f"rm {req.rm_id}",
                  "an invalid configuration was accepted by a reload")
         return
+    preemption.quota_reloaded(rv, old, call.now)
     _created_after_reload(rv)
     _check_config(m, req.rm_id, rv.config)
 

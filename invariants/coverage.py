@@ -387,6 +387,17 @@ def _preempted(rec: StepRecord) -> bool:
     return bool(rec.state.get("preempted_for"))
 
 
+@goal("preemption.quota", "A reload lowered a queue's max below its usage with quota "
+      "preemption on, and once its quota.preemption.delay passed the core released victims "
+      "of its subtree PREEMPTED_BY_SCHEDULER to enforce the new max.")
+def _quota_preempted(rec: StepRecord) -> bool:
+    return any(r.termination_type == TT.PREEMPTED_BY_SCHEDULER
+               and r.message.startswith(QUOTA_MESSAGE) for r in rec.released())
+
+
+QUOTA_MESSAGE = "preempting allocations to enforce new max quota for queue : "
+
+
 @goal("preemption.required_node", "A required-node preemption completed: the ask that "
       "must run on one node was allocated there after its victims left.")
 def _preempted_required(rec: StepRecord) -> bool:

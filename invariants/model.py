@@ -344,6 +344,8 @@ class PartitionModel:
     """``nodesortpolicy.type``: ``fair`` or ``binpacking``."""
     node_weights: Mapping[str, float] = field(default_factory=dict)
     """``nodesortpolicy.resourceweights`` as written (empty: the defaults)."""
+    quota_preemption: bool = False
+    """``preemption.quotapreemptionenabled``: off unless the configuration says ``true``."""
     made: Mapping[str, Created] = field(default_factory=dict, compare=False)
     """The queues a placement rule created, as the shim read them when each was created
     (filled in by the checks that have the shim's record; empty otherwise)."""
@@ -413,7 +415,8 @@ def _partition(p: PartitionConfig) -> PartitionModel:
     walk(p.queues[0], None)
     return PartitionModel(p.name, queues, list(p.placementrules),
                           bool(p.preemption.enabled), p.nodesortpolicy.type or "fair",
-                          dict(p.nodesortpolicy.resourceweights))
+                          dict(p.nodesortpolicy.resourceweights),
+                          quota_preemption=p.preemption.quotapreemptionenabled is True)
 
 
 def path_prefixes(path: str) -> list[str]:

@@ -308,7 +308,10 @@ class ModelShim:
             if preempting:
                 victims = [a for r in group if (a := rv.allocs.get(r.uuid)) is not None
                            and a.releasing is None]
-                preemption.judge(self, rv, call, victims, message)
+                if message.startswith(preemption.QUOTA_MESSAGE):
+                    preemption.judge_quota(self, rv, call, victims, message)
+                else:
+                    preemption.judge(self, rv, call, victims, message)
             for rel in group:
                 answers.core_release(self, rv, call, rel)
         for ask_rel in response.released_asks:

@@ -44,6 +44,7 @@ from scheduler.partition import (
     nodes,
     preemption,
     queues,
+    quota_preemption,
     releases,
     required_node,
     reservations,
@@ -348,7 +349,7 @@ MUTANTS: tuple[Mutant, ...] = (
       "return extra if trial.within(self.ask_snap) else None", "return extra"),
     M("preemption.preempting_not_counted", "preemption",
       "YuniKorn preemption commit: a victim counts as preempting on its queues until confirmed",
-      victims, "commit", "            res.add_into(q.preempting, victim.resource)\n",
+      victims, "release", "            res.add_into(q.preempting, victim.resource)\n",
       "            pass\n"),
     M("preemption.no_reservation", "preemption",
       "YuniKorn preemption commit: the chosen node is reserved for the ask",
@@ -1205,6 +1206,27 @@ DRAIN_AND_TAGS: tuple[Mutant, ...] = (
 )
 """Cores that break how a queue a reload removes goes, and what namespace tags set."""
 MUTANTS = (*MUTANTS, *DRAIN_AND_TAGS)
+
+
+QUOTA_PREEMPTION: tuple[Mutant, ...] = (
+    M("quota_preemption.delay_ignored", "preemption",
+      "YuniKorn setPreemptionTime: a lowered max is enforced only once quota.preemption.delay "
+      "has passed since the reload", quota_preemption, "after_reload",
+      "queue.quota_start = p.core.clock.now() + delay if start is None else start + shift",
+      "queue.quota_start = p.core.clock.now() if start is None else start + shift"),
+    M("quota_preemption.switch_ignored", "preemption",
+      "YuniKorn triggerQuotaPreemption: nothing is preempted for a quota unless the "
+      "partition's preemption.quotapreemptionenabled is on", quota_preemption, "run_due",
+      'if not p.quota_preemption_enabled or p.state == "Stopped":',
+      'if p.state == "Stopped":'),
+    M("quota_preemption.beyond_amount", "preemption",
+      "YuniKorn preemptVictims: victims are taken only while their total stays within the "
+      "preemptable amount", quota_preemption, "choose",
+      "        if all(after[k] <= v for k, v in amount.items() if k in after):\n",
+      "        if True:\n"),
+)
+"""Cores that break quota preemption: when a lowered max is enforced, and how much."""
+MUTANTS = (*MUTANTS, *QUOTA_PREEMPTION)
 
 
 LITERAL: tuple[Mutant, ...] = (

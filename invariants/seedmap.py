@@ -391,4 +391,12 @@ MAP: tuple[Entry, ...] = (
       "guarantee; the ask holds a reservation on one node (its required node); every victim "
       "counts as preempting on its queue and every ancestor until the RM confirms it.",
       ("preemption.outcome", "preemption.accounting")),
+    E(Y, "Quota preemption", "With the partition's preemption.quotapreemptionenabled on and "
+      "a queue's quota.preemption.delay set, a reload that lowers the queue's max below its "
+      "usage releases allocations of that queue's subtree once the delay has passed: no more "
+      "than its usage over the max (capped by the guarantees on its path), never a "
+      "required-node allocation or one already being released, once per start time.",
+      ("preemption.quota",),
+      "That it must happen is not judged: YuniKorn tries once per change, and a guarantee or "
+      "a pod too large for what is over can keep a queue above its max for good."),
 )

@@ -80,6 +80,13 @@ def timers(scheduler: Scheduler) -> list[tuple[float, str, Any, bool]]:
         elif p is not None and t.kind == "inspect":
             # The inspection of asks waiting for the cluster to grow, while armed.
             live = t.target is p and p.inspect_token == t.token and p.inspect_due is not None
+        elif p is not None and t.kind == "quota":
+            # A queue's quota-preemption start time: live while the switch is on and the
+            # queue, still the partition's, sits above its max.
+            q = t.target
+            live = p.queues.get(q.path) is q and q.quota_token == t.token \
+                and q.quota_start is not None and p.quota_preemption_enabled \
+                and q.max is not None and any(q.allocated.get(k, 0) > v for k, v in q.max.items())
         elif p is not None and t.kind == "execution":
             live = p.allocations.get(t.target.uuid) is t.target and \
                 t.target.timer_token == t.token

@@ -416,6 +416,10 @@ _DETAILS: Final[dict[tuple[str, str], today.EventChangeDetail]] = {
 """The change detail of a transition event, by the object's kind and the state it enters."""
 
 
+QUOTA_SUMMARY: Final = "Quota Preemption results summary: "
+"""How a quota preemption's queue event begins (``partition.quota_preemption.SUMMARY``)."""
+
+
 def change_detail(event: si.EventRecord) -> today.EventChangeDetail:
     """The change detail YuniKorn gives the event the core sent (none where it has none).
 
@@ -424,7 +428,9 @@ def change_detail(event: si.EventRecord) -> today.EventChangeDetail:
     """
     text = event.message
     if not text.endswith(")"):
-        return today.EventChangeDetail.DETAILS_NONE
+        return today.EventChangeDetail.QUEUE_PREEMPTION \
+            if event.type is si.EventRecordType.QUEUE and text.startswith(QUOTA_SUMMARY) \
+            else today.EventChangeDetail.DETAILS_NONE
     arrow = text.rfind(" -> ")
     noun = text[:text.find(" ")]
     return _DETAILS.get((noun, text[arrow + 4:-1]), today.EventChangeDetail.DETAILS_NONE) \

@@ -515,6 +515,9 @@ class Queue:
         "priority_offset",
         "priority_sort",
         "properties",
+        "quota_delay",
+        "quota_start",
+        "quota_token",
         "resting",
         "running_apps",
         "sort_policy",
@@ -547,6 +550,11 @@ class Queue:
         # one application found no node in one pass (0: never), it is skipped this long.
         self.backoff_asks = 0
         self.backoff_delay = 30.0
+        # Quota preemption (``partition.quota_preemption``): the queue's delay (0: off), when
+        # a lowered max is enforced (None: not), and the token of the timer marking it.
+        self.quota_delay = 0.0
+        self.quota_start: float | None = None
+        self.quota_token = 0
         self.max: Resource | None = None
         self.guaranteed: Resource | None = None
         self.max_applications = 0

@@ -722,7 +722,8 @@ def test_opted_in_victim_goes_before_opted_out() -> None:
     ("    preemption: {enabled: true, quotapreemptionenabled: true}\n", True)])
 def test_partition_switch(extra: str, preempts: bool) -> None:
     """``TestUpdatePreemption`` (partition_test.go): preemption is on unless ``enabled: false``
-    is set explicitly; ``quotapreemptionenabled`` is accepted and changes nothing."""
+    is set explicitly; ``quotapreemptionenabled``, quota preemption's own switch
+    (``test_scenario_quota_preemption.py``), does not govern it."""
     text = config(TWO_QUEUES.format(low_g=2, low_props="", high_props=""), extra=extra)
     env = PEnv(text)
     env.vnode("node-1", 10)

@@ -378,7 +378,8 @@ class _Canon:
             if not live or (kind == "backoff" and not backoff_matters(self.world, target)):
                 continue
             name = self.uuids.get(target.uuid, "?") if kind == "execution" else \
-                target.name if kind in ("queues", "inspect") else target.id
+                target.name if kind in ("queues", "inspect") else \
+                target.path if kind == "quota" else target.id
             out.append([self._offset(due), kind, name])
         return out
 

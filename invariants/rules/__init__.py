@@ -249,8 +249,20 @@ class Gen:
     finale: random.Random = field(init=False)
     """Whether the case ends with a story of ``finale.py``, and where it plays."""
 
+    quota: random.Random = field(init=False)
+    """Whether a quota-scaling reload turns quota preemption on (the partition switch and a
+    ``quota.preemption.delay`` on root, which every configured queue inherits), and with
+    which delay: a stream of its own, so the others' draws stay."""
+
+    quota_delay: str = field(init=False, default="")
+    """The ``quota.preemption.delay`` the configuration now sets on root ("": none)."""
+
+    quota_switch: bool = field(init=False, default=False)
+    """Whether the configuration now sets ``preemption.quotapreemptionenabled``."""
+
     def __post_init__(self) -> None:
         self.finale = random.Random(f"finale-{self.scenario.seed}")
+        self.quota = random.Random(f"quota-preemption-{self.scenario.seed}")
         self.grouping = random.Random(f"grouping-{self.scenario.seed}")
         self.placing = random.Random(f"placing-{self.scenario.seed}")
         self.side = random.Random(f"side-{self.scenario.seed}")
@@ -278,7 +290,8 @@ class Gen:
 
     def config_text(self) -> str:
         """The scenario's configuration with the current quota factor and removals."""
-        if self.factor == 1.0 and not self.removed:
+        if self.factor == 1.0 and not self.removed and not self.quota_delay \
+                and not self.quota_switch:
             return self.scenario.shape.text
         return json.dumps(self.config_data())
 
@@ -286,6 +299,13 @@ class Gen:
         """The configuration as it stands now, as plain data (quantities in core units)."""
         data = copy.deepcopy(_shape_data(self.scenario.shape.text))
         _transform(data, self.factor, self.removed)
+        for p in data["partitions"]:
+            if self.quota_switch:
+                p.setdefault("preemption", {})["quotapreemptionenabled"] = True
+            if self.quota_delay:
+                root = p["queues"][0]
+                root["properties"] = {**root.get("properties", {}),
+                                      "quota.preemption.delay": self.quota_delay}
         return data
 
     def partitions(self) -> list[str]:

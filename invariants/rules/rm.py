@@ -155,13 +155,26 @@ def _reload(g: Gen, **extra: Any) -> Step:
 
 @rule(1)
 def update_config(g: Gen) -> Iterator[Step]:
-    """A reload that lowers or raises every memory quota."""
-    before = g.factor
+    """A reload that lowers or raises every memory quota; sometimes (on a stream of its own)
+    it also turns quota preemption on or off, so a lowered max is enforced after a delay."""
+    before, quota_before = g.factor, (g.quota_delay, g.quota_switch)
     g.factor = g.rng.choice((0.25, 0.5, 1.0, 2.0))
+    if g.quota.random() < QUOTA_SHARE:
+        g.quota_delay = g.quota.choice(QUOTA_DELAYS)
+        g.quota_switch = g.quota.random() < QUOTA_SWITCH_ON
     step = _reload(g)
     yield step
     if not _took(g, step):
-        g.factor = before
+        g.factor, (g.quota_delay, g.quota_switch) = before, quota_before
+
+
+QUOTA_SHARE = 0.3
+"""How often a quota-scaling reload draws the quota-preemption settings anew."""
+QUOTA_DELAYS = ("", "1s", "5s", "20s")
+"""``quota.preemption.delay`` values a reload sets on root ("": none, off)."""
+QUOTA_SWITCH_ON = 0.75
+"""How often those reloads turn the partition switch on (else off: a clock may run while
+the switch is off, and be enforced once a later reload turns it on)."""
 
 
 PARENT_REMOVED = 0.2

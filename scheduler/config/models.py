@@ -175,7 +175,7 @@ class PartitionPreemptionConfig(_ConfigModel):
 
     enabled: YamlBool = True
     quotapreemptionenabled: YamlBool | None = None
-    """Accepted because newer YuniKorn releases know it; unset when absent."""
+    """Quota preemption's switch (YuniKorn 1.8; off unless true): ``partition.quota_preemption``."""
 
 
 class UserGroupResolverConfig(_ConfigModel):

@@ -41,7 +41,7 @@ from typing import Any
 from .. import si
 from ..config import PartitionConfig
 from ..context import CoreContext
-from . import apps, asks, cycle, nodes, queues, releases
+from . import apps, asks, cycle, nodes, queues, quota_preemption, releases
 from .state import PartitionState
 
 __all__ = ["Partition", "PartitionState"]
@@ -53,11 +53,15 @@ class Partition(PartitionState):
     def __init__(self, core: CoreContext, rm_id: str, config: PartitionConfig) -> None:
         super().__init__(core, rm_id, config.name)
         queues.apply_config(self, config, initial=True)
+        quota_preemption.reloaded(self, config, {})
 
     # -- configuration ------------------------------------------------------
     def apply_config(self, config: PartitionConfig) -> None:
-        """Hot reload: create, update and drain queues to match ``config``."""
+        """Hot reload: create, update and drain queues to match ``config``, then set each
+        configured queue's quota-preemption clock from what the reload changed."""
+        before = quota_preemption.snapshot(self)
         queues.apply_config(self, config)
+        quota_preemption.reloaded(self, config, before)
 
     def check_update(self, config: PartitionConfig) -> None:
         """Raise ``ConfigError`` for an update the running state can not take."""

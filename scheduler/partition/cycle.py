@@ -25,6 +25,7 @@ from . import (
     ledger,
     preemption,
     queues,
+    quota_preemption,
     required_node,
     reservations,
     waiting,
@@ -241,6 +242,9 @@ def on_timer(p: PartitionState, kind: str, target: Any, token: int) -> None:
             queues.clean_drained(p, token)
         return
     if kind == "inspect":
+        return
+    if kind == quota_preemption.TIMER:
+        quota_preemption.on_timer(p, target, token)
         return
     if kind == "execution":
         alloc: Allocation = target

@@ -29,7 +29,7 @@ def apply_config(p: PartitionState, config: PartitionConfig, initial: bool = Fal
     policy = config.nodesortpolicy
     p.node_order.set_policy(policy.type or "fair", policy.resourceweights or None)
     p.placement_rules = list(config.placementrules)
-    # ``preemption.quotapreemptionenabled`` (YuniKorn 1.8+) is accepted and ignored.
+    # ``preemption.quotapreemptionenabled`` is read by ``quota_preemption.reloaded``.
     p.preemption_enabled = config.preemption.enabled
     seen: set[str] = set()
     p.configured_leaf = {}

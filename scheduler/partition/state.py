@@ -58,6 +58,8 @@ class PartitionState:
         # Preemption: the partition switch (``preemption.enabled``) and the RM's optional
         # ``preemption_predicates`` (None: the first choice is accepted).
         self.preemption_enabled = True
+        # Quota preemption's partition switch (``preemption.quotapreemptionenabled``, off).
+        self.quota_preemption_enabled = False
         self.preemption_predicates: PreemptionPredicates | None = None
         self.placement_rules: list[PlacementRuleConfig] = []
         # Per path: whether the configuration makes the queue a leaf (reloads).

@@ -25,18 +25,24 @@ from .state import PartitionState
 TT = si.TerminationType
 
 
-def commit(
-    p: PartitionState, app: Application, ask: Ask, node: Node, victims: list[Allocation],
-    message: str,
-) -> None:
-    """Preempt ``victims`` for ``ask`` and keep ``node`` for it."""
-    why = f"preempted to make room for ask {ask.key} of application {app.id}"
+def release(p: PartitionState, victims: list[Allocation], message: str, why: str) -> None:
+    """Release every victim with ``PREEMPTED_BY_SCHEDULER`` and count it on ``preempting``
+    of its queue and every ancestor until the RM confirms (quota preemption shares it)."""
     for victim in victims:
         ledger.core_release(p, victim, TT.PREEMPTED_BY_SCHEDULER, message, why)
         victim.preempted = True
         queue = victim.app.queue
         for q in queue.ancestry() if queue is not None else ():
             res.add_into(q.preempting, victim.resource)
+
+
+def commit(
+    p: PartitionState, app: Application, ask: Ask, node: Node, victims: list[Allocation],
+    message: str,
+) -> None:
+    """Preempt ``victims`` for ``ask`` and keep ``node`` for it."""
+    release(p, victims, message,
+            f"preempted to make room for ask {ask.key} of application {app.id}")
     ask.preempted = True
     mine = (app.id, ask.key)
     if mine not in node.reservations:
