@@ -98,6 +98,7 @@ FIELDS: dict[str, dict[str, str]] = {
         "priority_fence": "v", "priority_offset": "v", "priority_sort": "v",
         "properties": "v", "resting": "skip", "running_apps": "v",
         "sort_policy": "v", "state": "v", "submitacl": "str",
+        "quota_delay": "v", "quota_start": "skip", "quota_token": "skip",
     },
 }
 """How each slot of each core class enters the canonical form.
@@ -107,8 +108,8 @@ FIELDS: dict[str, dict[str, str]] = {
 capped, while the ask may still preempt: :meth:`_Canon._preemption_ages`);
 ``seq`` a rank; ``uuid``/``node``/``nodeid`` renamed; ``score`` the sort key
 without the name; ``keys`` the keys of a mapping; ``str`` the text of a
-configuration object; ``skip`` a back reference, a token or an application's backoff
-end (timers carry
+configuration object; ``skip`` a back reference, a token, an application's backoff
+end or a queue's quota-preemption start (timers carry
 liveness instead), a name the record is already filed under, or a value
 derived from fields that are read (a queue's chain of ancestors, its
 applications and children in policy order, an application's limit keys).
@@ -146,14 +147,16 @@ SHIM_FIELDS: dict[str, dict[str, str]] = {
         "rm_id": "v", "config": "v", "paused": "v", "paused_at": "age", "stopped": "v",
         "apps": "v", "asks": "v", "nodes": "v", "allocs": "v", "finished": "age",
         "created": "v", "foreign": "v", "removed_queues": "age", "waiting_since": "age",
+        "quota_start": "offset",
         "partitions": "skip: the core's partition objects last seen (the core's are read)",
     },
 }
 """How each field of the model shim's records enters the canonical form (``v`` as it is,
-or its presence for ``sent``; ``age`` capped; ``uuid``/``node`` renamed; ``skip`` with
-why). The shim's knowledge is part of the state: two states whose cores agree but whose
-shims know different things may go on differently, so a test keeps this table in step
-with the records' fields, as :data:`FIELDS` is with the core's slots."""
+or its presence for ``sent``; ``age`` capped; ``offset`` a time to come, capped;
+``uuid``/``node`` renamed; ``skip`` with why). The shim's knowledge is part of the
+state: two states whose cores agree but whose shims know different things may go on
+differently, so a test keeps this table in step with the records' fields, as
+:data:`FIELDS` is with the core's slots."""
 
 
 _ENCODE = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
@@ -426,7 +429,8 @@ class _Canon:
                 sorted([part, path, -1.0 if t < 0 else self._age(t, CLEAN_INTERVAL)]
                        for part, (_p, empty) in rv.removed_queues.items()
                        for path, t in empty.items()),
-                sorted([*key, self._age(t, 1.0)] for key, t in rv.waiting_since.items())]
+                sorted([*key, self._age(t, 1.0)] for key, t in rv.waiting_since.items()),
+                sorted([*key, self._offset(t)] for key, t in rv.quota_start.items())]
 
 
 def _template(t: Any) -> Any:
