@@ -1,0 +1,137 @@
+"""Checking campaigns on a Ray cluster (issue 37): ``check --ray`` against local runs, a node
+lost mid-run, Ctrl-C.
+
+A real cluster on this machine (``ray.cluster_utils.Cluster``: a head and, for the
+fault test, a second node that is killed), shut down whatever a test does. It binds
+the machine's own address: Ray turns a loopback address given to ``ray.init`` into
+that one, so a cluster bound to 127.0.0.1 alone can not be joined.
+These tests need the ``ray`` extra (CI installs it); without it they are skipped.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from invariants import replay, runner, selftest, shrink
+from invariants.campaign import check as campaign
+from invariants.campaign.cluster import connected
+from invariants.cli import configuration_warnings_quiet
+from invariants.mutants import applied, by_name
+from scheduler.cli import main
+from scheduler.trace import read_trace
+
+ray = pytest.importorskip("ray", reason="the ray extra is not installed: "
+                                        "pip install 'yunikorn-fsm[ray]'")
+cluster_utils = pytest.importorskip("ray.cluster_utils")
+
+pytestmark = pytest.mark.xdist_group("ray")
+"""One pytest worker runs them all, on one cluster."""
+
+EARLY = ("gang.real_ask_not_parked", "waiting.never_told", "waiting.over_headroom_told")
+"""Broken cores the self-test catches within the first unit's cases at seed 1."""
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    made = cluster_utils.Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 1, "include_dashboard": False})
+    try:
+        yield made
+    finally:
+        made.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def quiet() -> Iterator[None]:
+    with configuration_warnings_quiet():
+        yield
+
+
+def test_check_on_the_cluster_finds_the_self_tests_broken_cores_as_a_local_run(
+        cluster: Any, tmp_path: Path) -> None:
+    """Each broken core is found in the same case by the same rule as the local self-test
+    (``selftest.hunt``), and the counterexample that comes back shrinks and replays here."""
+    opts = runner.Options(seed=1, seconds=120, examples=campaign.UNIT_CASES)
+    for name in EARLY:
+        local = selftest.hunt(name, 1, campaign.UNIT_CASES)
+        report = campaign.search(cluster.address, opts, mutant=name)
+        failure = report.outcome.failure
+        assert local.found and failure is not None, name
+        assert (failure.violation.invariant, failure.case + 1) == (local.rule, local.cases)
+        with applied(by_name(name)):
+            shrunk = shrink.shrink(failure, 5.0)
+            path = replay.save(failure, shrunk.steps, tmp_path, f"{name}.jsonl")
+            assert replay.run(read_trace(path)).broke(local.rule)
+
+
+def test_the_self_test_on_the_cluster_gives_the_local_verdicts(
+        cluster: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """``check --self-test --ray``: the same kill score and rules as in one process."""
+    assert selftest.self_test(1, 1, 20, ray=cluster.address, names=EARLY) == 0
+    out = capsys.readouterr().out
+    for name in EARLY:
+        verdict = selftest.hunt(name, 1, 20)
+        assert f"{name:<45} in" in out and f"by {verdict.rule} (case {verdict.cases}," in out
+
+
+def test_check_ray_from_the_command_line(cluster: Any, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """``check --ray ADDRESS``: the stored counterexamples replayed on the cluster, then the
+    cases; with ``--examples`` exactly that many, the same steps as the same units run in one
+    process."""
+    stored = tmp_path / "failures"
+    stored.mkdir()
+    with applied(by_name(EARLY[0])):
+        failure = runner.search(runner.Options(seed=1, examples=2, seconds=60)).failure
+    assert failure is not None
+    replay.save(failure, failure.steps, stored, "passes-on-the-real-core.jsonl")
+    code = main(["check", "--ray", cluster.address, "--seed", "3", "--examples", "20",
+                 "--seconds", "120", "--quiet", "--out", str(stored)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "on the Ray cluster at" in out and "0 unit run(s) lost" in out
+    ran = sum(runner.search(runner.Options(seed=3, examples=unit.count, seconds=60),
+                            unit.stream).steps for unit in campaign.units(20))
+    assert f"20 cases, {ran:,} steps" in out
+
+
+def test_a_node_lost_mid_run_has_its_units_redone_and_nothing_counted_twice(
+        cluster: Any) -> None:
+    """A second node joins, takes units, and is killed while they run: they are redone on
+    the head, and the merged figures equal those of an undisturbed run of the same seed."""
+    opts = runner.Options(seed=7, seconds=300, examples=24)
+    calm = campaign.search(cluster.address, opts, size=4)
+    doomed = cluster.add_node(num_cpus=2, include_dashboard=False)
+    cluster.wait_for_nodes()
+    killed = threading.Event()
+
+    def kill_once_busy(outcome: runner.Outcome, nodes: int, cpus: int) -> None:
+        if not killed.is_set() and cpus >= 3 and outcome.cases >= 4:
+            killed.set()
+            threading.Thread(target=cluster.remove_node, args=(doomed, False)).start()
+
+    hit = campaign.search(cluster.address, opts, progress=kill_once_busy, size=4)
+    assert killed.is_set()
+    assert hit.lost and hit.redone == len(hit.lost)
+    assert (hit.outcome.cases, hit.outcome.steps, hit.units) == \
+        (calm.outcome.cases, calm.outcome.steps, calm.units) == (24, calm.outcome.steps, 6)
+    assert hit.outcome.coverage.edges == calm.outcome.coverage.edges
+
+
+def test_ctrl_c_cancels_every_unit_in_flight(cluster: Any) -> None:
+    def interrupt(outcome: runner.Outcome, nodes: int, cpus: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        campaign.search(cluster.address, runner.Options(seed=1, seconds=300), interrupt)
+    with connected(cluster.address) as joined:
+        deadline = time.monotonic() + 20
+        while joined.available_resources().get("CPU", 0) < joined.cluster_resources()["CPU"]:
+            assert time.monotonic() < deadline, "a unit outlived the interrupt"
+            time.sleep(0.2)
