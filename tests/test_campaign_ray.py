@@ -20,8 +20,13 @@ import pytest
 
 from invariants import replay, runner, selftest, shrink
 from invariants.campaign import check as campaign
+from invariants.campaign import explore as campaign_explore
 from invariants.campaign.cluster import connected
 from invariants.cli import configuration_warnings_quiet
+from invariants.explore.scope import SCOPES
+from invariants.explore.search import Options as ExploreOptions
+from invariants.explore.search import Stats
+from invariants.explore.search import search as explore_here
 from invariants.mutants import applied, by_name
 from scheduler.cli import main
 from scheduler.trace import read_trace
@@ -135,3 +140,52 @@ def test_ctrl_c_cancels_every_unit_in_flight(cluster: Any) -> None:
         while joined.available_resources().get("CPU", 0) < joined.cluster_resources()["CPU"]:
             assert time.monotonic() < deadline, "a unit outlived the interrupt"
             time.sleep(0.2)
+
+
+def test_explore_on_the_cluster_counts_what_a_local_run_counts(cluster: Any) -> None:
+    """``explore --ray``: the same distinct and generated states per level and per action
+    as ``--workers 2`` (``test_two_workers_find_the_same_states_as_one``)."""
+    opts = ExploreOptions(SCOPES["small"], 5)
+    local = explore_here(ExploreOptions(SCOPES["small"], 5))
+    there = campaign_explore.explore(cluster.address, opts, shards=3)
+    stats = there.result.stats
+    assert (stats.distinct, stats.generated, stats.levels, stats.distinct_by) == \
+        (local.stats.distinct, local.stats.generated, local.stats.levels,
+         local.stats.distinct_by)
+    assert sum(held for held, _ in there.shards) == stats.distinct and not there.lost
+
+
+@pytest.mark.parametrize(("mutant", "scope", "depth"), [
+    ("nodes.partition_total_kept", "tiny", 2),
+    ("gang.literal_placeholder_timeout", "gang", 4),
+])
+def test_explore_on_the_cluster_finds_a_broken_core_by_the_same_shortest_path(
+        cluster: Any, mutant: str, scope: str, depth: int) -> None:
+    """The first violation is the local run's, path and all
+    (``test_broken_cores_are_found_at_their_shortest_depth_deterministically``)."""
+    with applied(by_name(mutant)):
+        local = explore_here(ExploreOptions(SCOPES[scope], depth))
+        there = campaign_explore.explore(
+            cluster.address, ExploreOptions(SCOPES[scope], depth), mutant=mutant)
+    assert local.found is not None and there.result.found is not None
+    assert (there.result.found.path, there.result.found.liveness,
+            there.result.found.verdict) == (local.found.path, local.found.liveness,
+                                            local.found.verdict)
+
+
+def test_explore_loses_a_node_and_counts_every_state_once(cluster: Any) -> None:
+    opts = ExploreOptions(SCOPES["tiny"], 10)
+    calm = campaign_explore.explore(cluster.address, opts)
+    doomed = cluster.add_node(num_cpus=2, include_dashboard=False)
+    cluster.wait_for_nodes()
+    killed = threading.Event()
+
+    def kill_mid_level(stats: Stats, frontier: int, level_done: bool) -> None:
+        if not killed.is_set() and not level_done and stats.depth >= 8:
+            killed.set()
+            threading.Thread(target=cluster.remove_node, args=(doomed, False)).start()
+
+    hit = campaign_explore.explore(cluster.address, opts, kill_mid_level)
+    assert killed.is_set()
+    assert (hit.result.stats.levels, hit.result.stats.generated) == \
+        (calm.result.stats.levels, calm.result.stats.generated)
