@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from scheduler.errors import ConfigError
 from scheduler.trace import TraceError, read_trace
 
+from .campaign.cluster import ClusterError
 from .protocol import PROTOCOL
 from .registry import REGISTRY
 
@@ -30,6 +31,11 @@ FAILURES = ".yunikorn-fsm/failures"
 
 VARIANT_HELP = ("run on a variant core that follows YuniKorn's code path for one flow "
                 "(A1, A2, A3: docs/findings/)")
+
+
+RAY_HELP = ("spread the work over the Ray cluster at ADDRESS (host:port of its head; "
+            "local: a fresh one on this machine; docs/checker.md 'On a Ray cluster'; needs "
+            "the ray extra)")
 
 
 class UsageError(Exception):
@@ -65,6 +71,7 @@ def add_check_command(sub: Any) -> None:
                    help="run the deliberately broken cores and report the kill score")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.add_argument("--variant", metavar="NAME", help=VARIANT_HELP)
+    p.add_argument("--ray", metavar="ADDRESS", help=RAY_HELP)
     p.add_argument("--transport", choices=("direct", "grpc"), default="direct",
                    help="direct: the shim calls the core in process (default); grpc: through "
                         "a real server on loopback, whose delivery is judged too "
@@ -107,7 +114,7 @@ def usage_errors_exit_2(command: str, body: Callable[[argparse.Namespace], int]
     def run(args: argparse.Namespace) -> int:
         try:
             return body(args)
-        except UsageError as exc:
+        except (UsageError, ClusterError) as exc:
             print(f"yunikorn-fsm {command}: {exc}", file=sys.stderr)
             return 2
     return run
@@ -184,6 +191,8 @@ def _check(args: argparse.Namespace) -> int:
         raise UsageError(f"--shorten-seconds must be 0 or more, got {args.shorten_seconds:g}")
     if args.shrink_seconds is not None and args.shrink_seconds < 0:
         raise UsageError(f"--shrink-seconds must be 0 or more, got {args.shrink_seconds:g}")
+    if getattr(args, "ray", None) is not None:
+        ray_usable(args)
     config = _config(args.config) if args.config else None
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
     print(f"seed: {seed}", flush=True)
@@ -193,9 +202,9 @@ def _check(args: argparse.Namespace) -> int:
         examples = args.examples if args.examples is not None or args.seconds is not None \
             else EXAMPLES
         return self_test(seed, args.workers, examples, args.seconds, quiet=args.quiet,
-                         shrink_seconds=args.shrink_seconds or 0.0)
+                         shrink_seconds=args.shrink_seconds or 0.0, ray=args.ray)
     if not args.no_replay:
-        code = _replay_stored(Path(args.out))
+        code = _replay_stored(Path(args.out), args.ray)
         if code:
             return code
     if args.seconds is None:
@@ -207,6 +216,17 @@ def _check(args: argparse.Namespace) -> int:
                    workers=args.workers, config=config, stats=args.stats,
                    liveness=not args.no_liveness, transport=transport)
     return _search(args, opts)
+
+
+def ray_usable(args: argparse.Namespace) -> None:
+    """``--ray`` with options it can serve, and the extra installed (exit 2 otherwise)."""
+    from .campaign.cluster import ray_module
+
+    if args.workers != 1:
+        raise UsageError("--ray uses every CPU of the cluster: no --workers")
+    if getattr(args, "variant", None) is not None:
+        raise UsageError("--variant runs in one process: no --ray")
+    ray_module()
 
 
 def _config(path: str) -> str:
@@ -222,11 +242,25 @@ def _config(path: str) -> str:
     return text
 
 
-def _replay_stored(folder: Path) -> int:
-    """Counterexamples found before are replayed first: one still failing ends the run."""
+def _replay_stored(folder: Path, ray: str | None = None) -> int:
+    """Counterexamples found before are replayed first: one still failing ends the run.
+
+    With ``ray`` they are units on the cluster: this machine's folder is the database,
+    read here and replayed wherever a CPU is free."""
     from . import replay
 
-    for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+    paths = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+    if ray is not None and paths:
+        from .campaign.check import replay_all
+
+        failing = replay_all(ray, [(str(p), p.read_text(encoding="utf-8")) for p in paths])
+        for name, violation in failing[:1]:
+            print(f"stored counterexample {name} still fails: {violation}")
+            print(f"replay it with: yunikorn-fsm replay {name}")
+            print("result: FAILED")
+            return 1
+        return 0
+    for path in paths:
         try:
             result = replay.run(read_trace(path))
         except TraceError:
@@ -245,8 +279,10 @@ def _search(args: argparse.Namespace, opts: Any) -> int:
 
     ends = f", {len(CASE_ENDS)} liveness properties at case ends" if opts.liveness else ""
     wire = " through the wire (grpc)" if opts.transport != "direct" else ""
+    ray = getattr(args, "ray", None)
+    where = f"on the Ray cluster at {ray}" if ray is not None else f"with {opts.workers} worker(s)"
     print(f"checking {len(REGISTRY)} invariants and {len(PROTOCOL)} protocol rules{ends} for "
-          f"{args.seconds:g}s with {opts.workers} worker(s){wire}"
+          f"{args.seconds:g}s {where}{wire}"
           f"{' (configuration ' + args.config + ')' if args.config else ''}", flush=True)
     tty = sys.stderr.isatty() and not args.quiet
 
@@ -257,9 +293,27 @@ def _search(args: argparse.Namespace, opts: Any) -> int:
         sys.stderr.write(line)
         sys.stderr.flush()
 
-    outcome = runner.run(opts, progress if tty else None)
-    if tty:
-        sys.stderr.write("\n")
+    if ray is not None:
+        from .campaign.check import search
+
+        def cluster_progress(outcome: runner.Outcome, nodes: int, cpus: int) -> None:
+            progress(outcome)
+            sys.stderr.write(f"  {nodes} node(s), {cpus} CPU(s) alive")
+            sys.stderr.flush()
+
+        report = search(ray, opts, cluster_progress if tty else None)
+        outcome = report.outcome
+        if tty:
+            sys.stderr.write("\n")
+        print(f"cluster: {report.units:,} units merged, {report.nodes} node(s) and "
+              f"{report.cpus} CPU(s) alive at the end, {len(report.lost)} unit run(s) lost "
+              f"and redone")
+        for line in report.lost:
+            print(f"  {line}")
+    else:
+        outcome = runner.run(opts, progress if tty else None)
+        if tty:
+            sys.stderr.write("\n")
     rate = outcome.steps / outcome.elapsed if outcome.elapsed else 0.0
     print(f"{outcome.cases:,} cases, {outcome.steps:,} steps in {outcome.elapsed:.1f}s "
           f"({rate:,.0f} steps/s)")

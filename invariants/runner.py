@@ -173,14 +173,19 @@ def scheduler_options(scenario: Scenario) -> dict[str, Any]:
 
 
 def search(opts: Options, worker: int = 0, deadline: float | None = None,
-           stop: Any = None, progress: Callable[[Outcome], None] | None = None) -> Outcome:
-    """Run test cases until the budget is spent, the case count reached, or a violation."""
+           stop: Any = None, progress: Callable[[Outcome], None] | None = None,
+           first: int = 0) -> Outcome:
+    """Run test cases until the budget is spent, the case count reached, or a violation.
+
+    The cases are worker ``worker``'s from case ``first`` on, and ``opts.examples`` counts
+    from there (a campaign's work unit is such a range: ``invariants/campaign``)."""
     started = time.monotonic()
     deadline = deadline if deadline is not None else started + opts.seconds
     out = Outcome()
-    case = 0
+    case = first
+    end = None if opts.examples is None else first + opts.examples
     last = started
-    while time.monotonic() < deadline and (opts.examples is None or case < opts.examples):
+    while time.monotonic() < deadline and (end is None or case < end):
         if stop is not None and stop.is_set():
             break
         seed = case_seed(opts.seed, worker, case)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -113,6 +114,7 @@ def test_a_configuration_that_admits_no_application_fails_as_vacuous(
     (("--steps", "0"), "--steps must be at least 1"),
     (("--shrink-seconds", "-1"), "--shrink-seconds must be 0 or more"),
     (("--config", "/no/such/file.yaml"), "can not read /no/such/file.yaml"),
+    (("--ray", "127.0.0.1:1", "--workers", "2"), "--ray uses every CPU of the cluster"),
 ])
 def test_bad_usage_exits_2_with_one_line(
         argv: tuple[str, ...], message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -872,3 +874,11 @@ def test_a_given_configuration_lends_its_users_and_groups_to_the_submissions() -
     assert given[len(USERS):] == (("maria", ()), ("omar", ()), ("analysts-member", ("analysts",)),
                                   ("platform-member", ("platform",)))
     assert shape_of(text).users == USERS  # drawn configurations keep the draws they had
+
+
+def test_without_the_extra_check_ray_exits_2_naming_it(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--ray`` without the extra (here made missing if installed): one line naming it."""
+    monkeypatch.setitem(sys.modules, "ray", None)
+    assert main(["check", "--ray", "127.0.0.1:1", "--examples", "1"]) == 2
+    assert "yunikorn-fsm[ray]" in capsys.readouterr().err

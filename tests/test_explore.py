@@ -227,6 +227,7 @@ def test_a_liveness_violation_replays_from_its_trace(tmp_path: Path) -> None:
     (["--seconds", "0"], "--seconds"),
     (["--workers", "0"], "--workers"),
     (["--config", "/no/such/file.yaml"], "can not read"),
+    (["--ray", "127.0.0.1:1", "--workers", "2"], "--ray uses every CPU of the cluster"),
 ])
 def test_bad_usage_exits_2_with_one_line(argv: list[str], reason: str,
                                         capsys: pytest.CaptureFixture[str]) -> None:

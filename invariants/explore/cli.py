@@ -19,6 +19,7 @@ from scheduler.trace import read_trace
 
 from .. import replay
 from ..cli import (
+    RAY_HELP,
     VARIANT_HELP,
     UsageError,
     configuration_warnings_quiet,
@@ -54,6 +55,10 @@ def add_explore_command(sub: Any) -> None:
                    help="time snapshot against replay and orjson+xxh3 against json+blake2b")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.add_argument("--variant", metavar="NAME", help=VARIANT_HELP)
+    p.add_argument("--ray", metavar="ADDRESS", help=RAY_HELP)
+    p.add_argument("--shards", type=int, default=4,
+                   help="with --ray: fingerprint servers (Ray actors) the visited set is "
+                        "sharded over (default 4)")
     p.set_defaults(func=run_explore)
 
 
@@ -90,6 +95,14 @@ def _explore(args: argparse.Namespace) -> int:
         raise UsageError("--seconds must be positive")
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
+    if args.ray is not None:
+        from ..cli import ray_usable
+
+        ray_usable(args)
+        if args.self_test or args.measure:
+            raise UsageError("--ray explores one scope: no --self-test, no --measure")
+        if args.shards < 1:
+            raise UsageError("--shards must be at least 1")
     if args.self_test:
         from .selftest import self_test
 
@@ -110,13 +123,27 @@ def _explore(args: argparse.Namespace) -> int:
         raise UsageError("--workers must be at least 1")
     opts = Options(scope, depth, args.seconds, args.workers, not args.no_symmetry,
                    not args.no_liveness)
+    where = f"the Ray cluster at {args.ray} ({args.shards} fingerprint shards)" \
+        if args.ray is not None else f"{opts.workers} worker(s)"
     print(f"scope: {scope.name}, depth {depth}, symmetry {'on' if opts.symmetry else 'off'}, "
-          f"liveness {'on' if opts.liveness else 'off'}, {opts.workers} worker(s)", flush=True)
+          f"liveness {'on' if opts.liveness else 'off'}, {where}", flush=True)
     live = sys.stderr.isatty() and not args.quiet
-    result = search(opts, _Progress(live, args.quiet))
+    if args.ray is not None:
+        from ..campaign.explore import explore
+
+        explored = explore(args.ray, opts, _Progress(live, args.quiet), args.shards)
+        result = explored.result
+    else:
+        result = search(opts, _Progress(live, args.quiet))
     if live:
         sys.stderr.write("\n")
     _summary(result, sys.stdout)
+    if args.ray is not None:
+        for i, (held, size) in enumerate(explored.shards):
+            print(f"shard {i}: {held:,} fingerprints, {size / 2 ** 20:.1f} MiB")
+        print(f"cluster: {len(explored.lost)} chunk run(s) lost and redone")
+        for line in explored.lost:
+            print(f"  {line}")
     if result.found is None:
         print(f"result: no violation ({result.reason}): {result.stats.distinct:,} distinct "
               f"states to depth {result.stats.depth}")

@@ -24,7 +24,7 @@ import pickle
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -229,7 +229,7 @@ def _expand(task: tuple[list[Parent], bool]) -> list[tuple[int, list[Child]]]:
     return expand(parents, opts, visited, memo, last)
 
 
-def expand(parents: Sequence[Parent], opts: Options, visited: dict[int, object],
+def expand(parents: Sequence[Parent], opts: Options, visited: Container[int],
            memo: dict[int, tuple[str, ...]], last: bool) -> list[tuple[int, list[Child]]]:
     """Every child of every parent, in order; new children with their snapshot and verdicts."""
     alphabet = opts.scope.alphabet()
@@ -267,7 +267,7 @@ def _collected_after() -> Iterator[None]:
 
 
 def _children(snapshot: bytes, hint: int | None, opts: Options, alphabet: Sequence[Action],
-              visited: dict[int, object], seen: set[int], memo: dict[int, tuple[str, ...]],
+              visited: Container[int], seen: set[int], memo: dict[int, tuple[str, ...]],
               fp_of: Callable[[World], int], last: bool) -> list[Child]:
     """Every enabled action taken from one parent's snapshot.
 
@@ -319,7 +319,34 @@ Progress = Callable[[Stats, int, bool], None]
 """Told the figures so far, the frontier's size, and whether a level just ended."""
 
 
-def search(opts: Options, progress: Progress | None = None) -> Result:
+class Store:
+    """The visited states with their parent pointers, and how a level is expanded: here,
+    in this process (and forked workers). A campaign keeps them on a cluster instead
+    (``invariants/campaign/explore.py``)."""
+
+    def __init__(self, root_fp: int) -> None:
+        self.pointers: dict[int, tuple[int, int]] = {root_fp: (-1, -1)}
+
+    def has(self, fp: int, known: bool) -> bool:
+        """Visited already (``known``: the expanding worker found it so)."""
+        return known or fp in self.pointers
+
+    def add(self, fp: int, parent: int, action: int) -> None:
+        self.pointers[fp] = (parent, action)
+
+    def path(self, fp: int) -> list[int]:
+        return _path(self.pointers, fp)
+
+    def level_done(self) -> None:
+        """Every state of the level just expanded is added."""
+
+    def expand(self, frontier: list[Parent], opts: Options, memo: dict[int, tuple[str, ...]],
+               last: bool) -> Iterator[tuple[int, list[Child]]]:
+        return _level(frontier, opts, self.pointers, memo, last)
+
+
+def search(opts: Options, progress: Progress | None = None,
+           store: Callable[[int], Store] = Store) -> Result:
     """Explore ``opts.scope`` breadth-first to ``opts.depth`` (or the time budget)."""
     started = time.monotonic()
     stats = Stats()
@@ -327,7 +354,7 @@ def search(opts: Options, progress: Progress | None = None) -> Result:
     classes = node_classes(opts.scope)
     world, problems = root(opts.scope)
     root_fp = fingerprint(world, opts.symmetry, classes)
-    visited: dict[int, tuple[int, int]] = {root_fp: (-1, -1)}
+    visited = store(root_fp)
     memo: dict[int, tuple[str, ...]] = {}
     if problems:
         return Result(stats, False, Found(problems, [], False), "a violation")
@@ -341,7 +368,7 @@ def search(opts: Options, progress: Progress | None = None) -> Result:
     for depth in range(1, opts.depth + 1):
         following: list[Parent] = []
         level = 0
-        for parent_fp, children in _level(frontier, opts, visited, memo, depth == opts.depth):
+        for parent_fp, children in visited.expand(frontier, opts, memo, depth == opts.depth):
             if progress is not None:
                 stats.elapsed = time.monotonic() - started
                 progress(stats, len(frontier), False)
@@ -351,12 +378,12 @@ def search(opts: Options, progress: Progress | None = None) -> Result:
                 if child.violations and not child.verdict:
                     stats.elapsed = time.monotonic() - started
                     stats.depth = depth
-                    path = [*_path(visited, parent_fp), child.action]
+                    path = [*visited.path(parent_fp), child.action]
                     return Result(stats, False, Found(child.violations, path, False),
                                   "a violation")
-                if child.known or child.fp in visited:
+                if visited.has(child.fp, child.known):
                     continue
-                visited[child.fp] = (parent_fp, child.action)
+                visited.add(child.fp, parent_fp, child.action)
                 stats.distinct += 1
                 stats.distinct_by[labels[child.action]] += 1
                 level += 1
@@ -364,10 +391,11 @@ def search(opts: Options, progress: Progress | None = None) -> Result:
                     stats.levels.append(level)
                     stats.depth = depth
                     stats.elapsed = time.monotonic() - started
-                    return Result(stats, False, Found([], _path(visited, child.fp), True,
+                    return Result(stats, False, Found([], visited.path(child.fp), True,
                                                       child.verdict), "a violation")
                 if child.snapshot is not None:
                     following.append((child.fp, child.snapshot, child.scheduled))
+        visited.level_done()
         stats.levels.append(level)
         stats.depth = depth
         stats.elapsed = time.monotonic() - started
@@ -387,10 +415,9 @@ def search(opts: Options, progress: Progress | None = None) -> Result:
 def _level(frontier: list[Parent], opts: Options, visited: dict[int, tuple[int, int]],
            memo: dict[int, tuple[str, ...]], last: bool) -> Iterator[tuple[int, list[Child]]]:
     """Expand one level's frontier, in frontier order (in worker processes when asked)."""
-    known: dict[int, object] = visited  # type: ignore[assignment]
     if opts.workers <= 1 or len(frontier) < 2 * opts.workers:
         for i in range(0, len(frontier), 16):
-            yield from expand(frontier[i:i + 16], opts, known, memo, last)
+            yield from expand(frontier[i:i + 16], opts, visited, memo, last)
         return
     _SHARED.update(opts=opts, visited=visited, memo=memo)
     size = max(1, min(64, len(frontier) // (opts.workers * 4)))
