@@ -34,8 +34,10 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed: "
                                         "pip install 'yunikorn-fsm[ray]'")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
 
-pytestmark = pytest.mark.xdist_group("ray")
-"""One pytest worker runs them all, on one cluster."""
+pytestmark = [pytest.mark.xdist_group("ray"), pytest.mark.timeout(360, method="signal")]
+"""One pytest worker runs them all, on one cluster. A cluster that does not come up fails
+its first test within the timeout (raised in the test, not by ending the worker), and the
+module's other tests then fail at once with the same error instead of waiting in turn."""
 
 EARLY = ("gang.real_ask_not_parked", "waiting.never_told", "waiting.over_headroom_told")
 """Broken cores the self-test catches within the first unit's cases at seed 1."""

@@ -25,7 +25,8 @@ from scheduler.cli import main
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+        "--disable-component-update", "--disable-sync", "--no-first-run",
+        "--disable-dev-shm-usage"]  # a container's small /dev/shm crashes Chromium's tabs
 SHOTS = os.environ.get("YUNIKORN_FSM_SCREENSHOTS", "")
 
 try:
