@@ -54,7 +54,9 @@ def add_check_command(sub: Any) -> None:
                    help="stop after this many test cases (--self-test: per broken core, "
                         "default 500)")
     p.add_argument("--steps", type=int, default=None, help="at most this many steps per case")
-    p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes (default: one per usable core, but 1 with --examples, "
+                        "--variant or --ray, whose cases are then exactly those of --seed)")
     p.add_argument("--out", default=FAILURES, help=f"where counterexamples go ({FAILURES})")
     p.add_argument("--shrink-seconds", type=float, default=None,
                    help="time to shrink a counterexample (default 30; 0 in --self-test)")
@@ -166,8 +168,10 @@ def on_variant(body: Callable[[argparse.Namespace], int]
         except KeyError:
             raise UsageError(f"no variant {name!r}; one of "
                              f"{', '.join(v.name for v in VARIANTS)}") from None
-        if getattr(args, "workers", 1) != 1 or getattr(args, "self_test", False):
+        if getattr(args, "workers", None) not in (None, 1) or getattr(args, "self_test", False):
             raise UsageError("--variant runs in one process: no --workers, no --self-test")
+        if hasattr(args, "workers"):
+            args.workers = 1
         if hasattr(args, "no_replay"):
             args.no_replay = True
         print(f"variant {variant.name}: {variant.title} ({variant.upstream})", flush=True)
@@ -177,7 +181,7 @@ def on_variant(body: Callable[[argparse.Namespace], int]
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .runner import Options
+    from .runner import Options, usable_cores
 
     if args.seconds is not None and args.seconds <= 0:
         raise UsageError(f"--seconds must be more than 0, got {args.seconds:g}")
@@ -185,7 +189,7 @@ def _check(args: argparse.Namespace) -> int:
         raise UsageError(f"--examples must be at least 1, got {args.examples}")
     if args.steps is not None and args.steps <= 0:
         raise UsageError(f"--steps must be at least 1, got {args.steps}")
-    if args.workers < 1:
+    if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
     if args.shorten_seconds < 0:
         raise UsageError(f"--shorten-seconds must be 0 or more, got {args.shorten_seconds:g}")
@@ -193,6 +197,9 @@ def _check(args: argparse.Namespace) -> int:
         raise UsageError(f"--shrink-seconds must be 0 or more, got {args.shrink_seconds:g}")
     if getattr(args, "ray", None) is not None:
         ray_usable(args)
+    if args.workers is None:
+        args.workers = 1 if args.examples is not None or getattr(args, "ray", None) \
+            else usable_cores()
     config = _config(args.config) if args.config else None
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
     print(f"seed: {seed}", flush=True)
@@ -222,7 +229,7 @@ def ray_usable(args: argparse.Namespace) -> None:
     """``--ray`` with options it can serve, and the extra installed (exit 2 otherwise)."""
     from .campaign.cluster import ray_module
 
-    if args.workers != 1:
+    if args.workers not in (None, 1):
         raise UsageError("--ray uses every CPU of the cluster: no --workers")
     if getattr(args, "variant", None) is not None:
         raise UsageError("--variant runs in one process: no --ray")
