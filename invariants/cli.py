@@ -10,12 +10,10 @@ again. Usage errors exit 2 with one line and no traceback.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import logging
 import random
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -24,6 +22,7 @@ from scheduler.trace import TraceError, read_trace
 
 from .campaign.cluster import ClusterError
 from .protocol import PROTOCOL
+from .quiet import configuration_warnings_quiet
 from .registry import REGISTRY
 
 FAILURES = ".yunikorn-fsm/failures"
@@ -120,33 +119,6 @@ def usage_errors_exit_2(command: str, body: Callable[[argparse.Namespace], int]
             print(f"yunikorn-fsm {command}: {exc}", file=sys.stderr)
             return 2
     return run
-
-
-class _NoConfigurationWarnings(logging.Filter):
-    """Drops the core's "configuration: ..." warnings (an unknown sort policy, say)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("configuration:")
-
-
-@contextlib.contextmanager
-def configuration_warnings_quiet() -> Iterator[None]:
-    """The core logs a warning per registration of a configuration YuniKorn only warns
-    about; the checker draws such configurations on purpose (and judges how they load
-    itself), so a run would print hundreds of them a second."""
-    core_log = logging.getLogger("yunikorn_fsm")
-    quiet = _NoConfigurationWarnings()
-    core_log.addFilter(quiet)
-    # Through the wire the checker pauses and re-registers RMs on purpose: the server's
-    # notes about it are its traffic, not news (errors still show).
-    rpc_log = logging.getLogger("yunikorn_fsm.rpc")
-    level = rpc_log.level
-    rpc_log.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        core_log.removeFilter(quiet)
-        rpc_log.setLevel(level)
 
 
 def run_check(args: argparse.Namespace) -> int:

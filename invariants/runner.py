@@ -23,6 +23,7 @@ from typing import Any
 from scheduler.trace import Step
 
 from .coverage import Coverage
+from .quiet import configuration_warnings_quiet
 from .registry import Violation
 from .rules import Gen, Scenario
 from .world import DIRECT, World
@@ -283,7 +284,8 @@ def usable_cores() -> int:
 
 def _worker(args: tuple[Options, float, Lane]) -> Outcome:
     opts, deadline, lane = args
-    return search(opts, 0, deadline, lane=lane)
+    with configuration_warnings_quiet():  # a spawned worker starts with the core's logging
+        return search(opts, 0, deadline, lane=lane)
 
 
 def run(opts: Options, progress: Callable[[Outcome], None] | None = None) -> Outcome:
