@@ -16,6 +16,7 @@ from statemachines.application import LIVE, SCHEDULABLE
 from . import quantities as qty
 from .registry import CheckContext, Violation, invariant
 from .shim import REQUIRED_NODE
+from .sums import held
 from .view import PartitionState, partitions
 
 REPLACED = si.TerminationType.PLACEHOLDER_REPLACED.value
@@ -40,16 +41,16 @@ def _fmt(r: dict[str, int]) -> str:
 def _app_totals(ctx: CheckContext) -> Iterator[Violation]:
     for p in partitions(ctx.scheduler):
         for app in p.apps.values():
-            real = qty.total(a.resource for a in app.allocations.values() if not a.placeholder)
-            ph = qty.total(a.resource for a in app.allocations.values() if a.placeholder)
+            sums = held(ctx, p, app)
+            real, ph = sums.real, sums.placeholders
             # A placeholder released with PLACEHOLDER_REPLACED names the real ask it makes
             # room for: that ask's swap started, one of its repeats is taken.
             swapping = {a.replacing_key for a in app.allocations.values()
                         if a.placeholder and a.state == "Releasing"
                         and a.release_type == REPLACED and a.replacing_key}
-            pending = qty.total(
-                qty.times(k.resource, k.pending_repeats - (k.key in swapping))
-                for k in app.pending_asks.values())
+            pending: dict[str, int] = {}
+            for k in app.pending_asks.values():
+                qty.add(pending, k.resource, k.pending_repeats - (k.key in swapping))
             subject = f"application {p.name}/{app.id}"
             for what, have, want in (("allocated", app.allocated, real),
                                      ("placeholder_allocated", app.placeholder_allocated, ph),
@@ -78,18 +79,21 @@ def _queue_totals(ctx: CheckContext) -> Iterator[Violation]:
     for p in partitions(ctx.scheduler):
         alloc: dict[str, dict[str, int]] = {path: {} for path in p.queues}
         pend: dict[str, dict[str, int]] = {path: {} for path in p.queues}
+        counts = dict.fromkeys(p.queues, 0)
         for app in p.apps.values():
             if app.queue is None or app.state not in LIVE:
                 continue
-            held = qty.plus(app.allocated, app.placeholder_allocated)
             for q in app.queue.ancestry():
                 if q.path not in alloc:
                     yield Violation("accounting.queue", f"application {p.name}/{app.id}",
                                     f"its queue path contains {q.path}, which is not in the "
                                     "partition")
                     continue
-                alloc[q.path] = qty.plus(alloc[q.path], held)
-                pend[q.path] = qty.plus(pend[q.path], app.pending)
+                qty.add(alloc[q.path], app.allocated)
+                qty.add(alloc[q.path], app.placeholder_allocated)
+                qty.add(pend[q.path], app.pending)
+                if app.counted_running and p.queues[q.path] is q:
+                    counts[q.path] += 1
         for path, q in p.queues.items():
             if not qty.same(q.allocated, alloc[path]):
                 yield Violation("accounting.queue", f"queue {p.name}/{path}",
@@ -99,8 +103,7 @@ def _queue_totals(ctx: CheckContext) -> Iterator[Violation]:
                 yield Violation("accounting.queue", f"queue {p.name}/{path}",
                                 f"pending is {_fmt(q.pending)} but its applications ask "
                                 f"{_fmt(pend[path])}")
-            counted = sum(1 for a in p.apps.values() if a.counted_running and a.queue is not None
-                          and a.state in LIVE and q in a.queue.ancestry())
+            counted = counts[path]
             if counted != q.running_apps:
                 yield Violation("accounting.queue", f"queue {p.name}/{path}",
                                 f"running_apps is {q.running_apps} but {counted} applications "
@@ -131,7 +134,9 @@ def _node_totals(ctx: CheckContext) -> Iterator[Violation]:
                 yield Violation("accounting.node", subject,
                                 f"allocated is {_fmt(node.allocated)} but its allocations sum to "
                                 f"{_fmt(held)}")
-            room = qty.minus(qty.minus(node.capacity, node.occupied), node.allocated)
+            room = dict(node.capacity)
+            qty.add(room, node.occupied, -1)
+            qty.add(room, node.allocated, -1)
             if not qty.same(node.available, room):
                 yield Violation("accounting.node", subject,
                                 f"available is {_fmt(node.available)}, expected {_fmt(room)}")

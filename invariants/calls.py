@@ -87,7 +87,7 @@ class Call:
     released_asks: list[si.AllocationAskRelease] = field(default_factory=list)
     updates: list[si.UpdatedApplication] = field(default_factory=list)
     states_before: dict[str, str] = field(default_factory=dict)
-    dump_before: str | None = None
+    dump_before: bytes | None = None
     error: BaseException | None = None
     reserved_before: dict[tuple[str, str], str] = field(default_factory=dict)
     """The core's reservations when the call began: (application, ask) -> node."""

@@ -10,12 +10,10 @@ again. Usage errors exit 2 with one line and no traceback.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import logging
 import random
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -24,6 +22,7 @@ from scheduler.trace import TraceError, read_trace
 
 from .campaign.cluster import ClusterError
 from .protocol import PROTOCOL
+from .quiet import configuration_warnings_quiet
 from .registry import REGISTRY
 
 FAILURES = ".yunikorn-fsm/failures"
@@ -54,7 +53,9 @@ def add_check_command(sub: Any) -> None:
                    help="stop after this many test cases (--self-test: per broken core, "
                         "default 500)")
     p.add_argument("--steps", type=int, default=None, help="at most this many steps per case")
-    p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes (default: one per usable core, but 1 with --examples, "
+                        "--variant or --ray, whose cases are then exactly those of --seed)")
     p.add_argument("--out", default=FAILURES, help=f"where counterexamples go ({FAILURES})")
     p.add_argument("--shrink-seconds", type=float, default=None,
                    help="time to shrink a counterexample (default 30; 0 in --self-test)")
@@ -120,33 +121,6 @@ def usage_errors_exit_2(command: str, body: Callable[[argparse.Namespace], int]
     return run
 
 
-class _NoConfigurationWarnings(logging.Filter):
-    """Drops the core's "configuration: ..." warnings (an unknown sort policy, say)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("configuration:")
-
-
-@contextlib.contextmanager
-def configuration_warnings_quiet() -> Iterator[None]:
-    """The core logs a warning per registration of a configuration YuniKorn only warns
-    about; the checker draws such configurations on purpose (and judges how they load
-    itself), so a run would print hundreds of them a second."""
-    core_log = logging.getLogger("yunikorn_fsm")
-    quiet = _NoConfigurationWarnings()
-    core_log.addFilter(quiet)
-    # Through the wire the checker pauses and re-registers RMs on purpose: the server's
-    # notes about it are its traffic, not news (errors still show).
-    rpc_log = logging.getLogger("yunikorn_fsm.rpc")
-    level = rpc_log.level
-    rpc_log.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        core_log.removeFilter(quiet)
-        rpc_log.setLevel(level)
-
-
 def run_check(args: argparse.Namespace) -> int:
     with configuration_warnings_quiet():
         return usage_errors_exit_2("check", on_variant(_check))(args)
@@ -166,8 +140,10 @@ def on_variant(body: Callable[[argparse.Namespace], int]
         except KeyError:
             raise UsageError(f"no variant {name!r}; one of "
                              f"{', '.join(v.name for v in VARIANTS)}") from None
-        if getattr(args, "workers", 1) != 1 or getattr(args, "self_test", False):
+        if getattr(args, "workers", None) not in (None, 1) or getattr(args, "self_test", False):
             raise UsageError("--variant runs in one process: no --workers, no --self-test")
+        if hasattr(args, "workers"):
+            args.workers = 1
         if hasattr(args, "no_replay"):
             args.no_replay = True
         print(f"variant {variant.name}: {variant.title} ({variant.upstream})", flush=True)
@@ -177,7 +153,7 @@ def on_variant(body: Callable[[argparse.Namespace], int]
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .runner import Options
+    from .runner import Options, usable_cores
 
     if args.seconds is not None and args.seconds <= 0:
         raise UsageError(f"--seconds must be more than 0, got {args.seconds:g}")
@@ -185,7 +161,7 @@ def _check(args: argparse.Namespace) -> int:
         raise UsageError(f"--examples must be at least 1, got {args.examples}")
     if args.steps is not None and args.steps <= 0:
         raise UsageError(f"--steps must be at least 1, got {args.steps}")
-    if args.workers < 1:
+    if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
     if args.shorten_seconds < 0:
         raise UsageError(f"--shorten-seconds must be 0 or more, got {args.shorten_seconds:g}")
@@ -193,6 +169,9 @@ def _check(args: argparse.Namespace) -> int:
         raise UsageError(f"--shrink-seconds must be 0 or more, got {args.shrink_seconds:g}")
     if getattr(args, "ray", None) is not None:
         ray_usable(args)
+    if args.workers is None:
+        args.workers = 1 if args.examples is not None or getattr(args, "ray", None) \
+            else usable_cores()
     config = _config(args.config) if args.config else None
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
     print(f"seed: {seed}", flush=True)
@@ -222,7 +201,7 @@ def ray_usable(args: argparse.Namespace) -> None:
     """``--ray`` with options it can serve, and the extra installed (exit 2 otherwise)."""
     from .campaign.cluster import ray_module
 
-    if args.workers != 1:
+    if args.workers not in (None, 1):
         raise UsageError("--ray uses every CPU of the cluster: no --workers")
     if getattr(args, "variant", None) is not None:
         raise UsageError("--variant runs in one process: no --ray")

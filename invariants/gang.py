@@ -9,6 +9,7 @@ from statemachines.application import LIVE
 
 from . import quantities as qty
 from .registry import CheckContext, Violation, invariant
+from .sums import Held, held
 from .view import Allocation, Application, partitions
 
 REPLACED = si.TerminationType.PLACEHOLDER_REPLACED.value
@@ -60,21 +61,25 @@ def _accepted_waits(ctx: CheckContext) -> Iterator[Violation]:
     "protects the queue.",
 )
 def _within_ask(ctx: CheckContext) -> Iterator[Violation]:
-    for pname, app in _apps(ctx):
-        subject = f"application {pname}/{app.id}"
-        placed = qty.total(a.resource for a in app.allocations.values() if a.placeholder)
-        if not qty.same(placed, app.placeholder_allocated):
-            yield Violation("gang.placeholders_within_ask", subject,
-                            f"placeholder_allocated {qty.show(app.placeholder_allocated)} but "
-                            f"placeholders sum to {qty.show(placed)}")
-        own = qty.total(a.resource for a in app.allocations.values()
-                        if a.placeholder and not a.recovered)
+    for p in partitions(ctx.scheduler):
+        for app in p.apps.values():
+            yield from _app_within_ask(held(ctx, p, app), f"application {p.name}/{app.id}", app)
+
+
+def _app_within_ask(sums: Held, subject: str, app: Application) -> Iterator[Violation]:
+    placed = sums.placeholders
+    if not qty.same(placed, app.placeholder_allocated):
+        yield Violation("gang.placeholders_within_ask", subject,
+                        f"placeholder_allocated {qty.show(app.placeholder_allocated)} but "
+                        f"placeholders sum to {qty.show(placed)}")
+    own = sums.own_placeholders
+    if app.pending_asks:
         own = qty.plus(own, qty.total(qty.times(k.resource, k.pending_repeats)
                                       for k in app.pending_asks.values() if k.placeholder))
-        if qty.positive(own) and not qty.fits(own, app.placeholder_ask):
-            yield Violation("gang.placeholders_within_ask", subject,
-                            f"placeholders {qty.show(own)} exceed placeholderAsk "
-                            f"{qty.show(app.placeholder_ask)}")
+    if qty.positive(own) and not qty.fits(own, app.placeholder_ask):
+        yield Violation("gang.placeholders_within_ask", subject,
+                        f"placeholders {qty.show(own)} exceed placeholderAsk "
+                        f"{qty.show(app.placeholder_ask)}")
 
 
 @invariant(

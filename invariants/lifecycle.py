@@ -24,13 +24,13 @@ def _legal(ctx: CheckContext) -> Iterator[Violation]:
     assert rec is not None
     for problem in rec.illegal:
         yield Violation("lifecycle.legal", "transition", problem)
+    lifecycles = statemachines.LIFECYCLES
     for name, obj, label in stateful_objects(ctx.scheduler):
-        lc = statemachines.LIFECYCLES[name]
-        if obj.state not in lc.states:
+        lc = lifecycles[name]
+        if obj.state not in lc.state_specs:
             yield Violation("lifecycle.legal", label, f"state {obj.state!r} is not declared")
             continue
-        path = rec.path(obj)
-        expected = path[-1] if path else lc.initial
+        expected = rec.last(obj) or lc.initial
         if obj.state != expected:
             yield Violation(
                 "lifecycle.legal", label,

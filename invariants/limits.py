@@ -14,7 +14,7 @@ from typing import Any
 
 from statemachines.application import LIVE, STARTED
 
-from . import model
+from . import model, sums
 from . import protocol as P
 from . import quantities as qty
 from .calls import Monitor
@@ -141,17 +141,23 @@ def holds_slot(app: Application) -> bool:
     return app.state in LIVE and (bool(app.allocations) or (app.state in STARTED and app.ran))
 
 
-def expected(p: PartitionState) -> tuple[dict[tuple[str, str, str], dict[str, int]],
-                                         dict[tuple[str, str, str], int]]:
+Expected = tuple[dict[tuple[str, str, str], dict[str, int]], dict[tuple[str, str, str], int]]
+
+
+def expected(ctx: CheckContext, p: PartitionState) -> Expected:
     """Per (kind, name, queue path): usage summed from the allocations, and running
-    applications counted, of the partition's applications."""
+    applications counted, of the partition's applications (read, never changed)."""
+    return ctx.shared(("limits.expected", p.rm_id, p.name), lambda: _expected(ctx, p))
+
+
+def _expected(ctx: CheckContext, p: PartitionState) -> Expected:
     used: dict[tuple[str, str, str], dict[str, int]] = {}
     running: dict[tuple[str, str, str], int] = {}
     for app in p.apps.values():
         if app.queue is None:
             continue
         who = [(USER, app.user)] + ([(GROUP, app.tracked_group)] if app.tracked_group else [])
-        held = qty.total(a.resource for a in app.allocations.values())
+        held = sums.held(ctx, p, app).every
         slot = holds_slot(app)
         for q in app.queue.ancestry():
             for kind, name in who:
@@ -185,7 +191,7 @@ def _tracked(p: PartitionState) -> tuple[dict[tuple[str, str, str], dict[str, in
 )
 def _accounting(ctx: CheckContext) -> Iterator[Violation]:
     for p in partitions(ctx.scheduler):
-        want_used, want_running = expected(p)
+        want_used, want_running = expected(ctx, p)
         have_used, have_running = _tracked(p)
         for key in sorted(set(want_used) | set(have_used)):
             want, have = want_used.get(key, {}), have_used.get(key, {})

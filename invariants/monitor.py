@@ -23,6 +23,8 @@ from collections.abc import Callable
 from itertools import groupby
 from typing import Any
 
+import orjson
+
 from scheduler import Scheduler, si
 from scheduler.clock import Clock
 from scheduler.errors import UnknownResourceManager
@@ -123,8 +125,13 @@ class ModelShim:
     def rm(self, rm_id: str) -> RMView | None:
         return self.rms.get(rm_id)
 
-    def _dump(self) -> str:
-        return json.dumps(self.api.state_dump(), sort_keys=True)
+    def _dump(self) -> bytes:
+        """The core's state dump as canonical bytes, to tell whether a call changed it."""
+        dump = self.api.state_dump()
+        try:
+            return orjson.dumps(dump, option=orjson.OPT_SORT_KEYS)
+        except TypeError:  # an integer past 64 bits: then the two readings differ, rightly
+            return json.dumps(dump, sort_keys=True).encode()
 
     def core_partition(self, rm_id: str, name: str) -> Any:
         for p in view.partitions(self.api):

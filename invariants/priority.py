@@ -57,9 +57,24 @@ class Settings:
         self.sort = effective.get("application.sort.priority", "").lower() != "disabled"
 
 
+_KNOWN: dict[tuple[str | None, str | None, str | None], Settings] = {}
+"""Settings by the three texts they are read from (each check reads them for every queue)."""
+
+
+def _read(own: Mapping[str, str], effective: Mapping[str, str]) -> Settings:
+    key = (own.get("priority.offset"), own.get("priority.policy"),
+           effective.get("application.sort.priority"))
+    known = _KNOWN.get(key)
+    if known is None:
+        if len(_KNOWN) >= 4096:
+            _KNOWN.clear()
+        known = _KNOWN[key] = Settings(own, effective)
+    return known
+
+
 def of(q: model.QueueModel) -> Settings:
     """A configured queue's settings."""
-    return Settings(q.own, q.properties)
+    return _read(q.own, q.properties)
 
 
 def settings(part: model.PartitionModel | None, queue: Queue) -> Settings | None:
@@ -74,8 +89,8 @@ def settings(part: model.PartitionModel | None, queue: Queue) -> Settings | None
     if queue.managed or queue.parent is None:
         return None
     template = created_from(part, queue)
-    own = dict(template.properties) if template is not None else {}
-    return Settings(own, own)
+    own = template.properties if template is not None else {}
+    return _read(own, own)
 
 
 def created_from(part: model.PartitionModel, queue: Queue) -> model.Template | None:
@@ -120,7 +135,7 @@ def queue_values(p: PartitionState, part: model.PartitionModel | None,
     out: dict[str, int] = {}
 
     def walk(queue: Queue) -> int | None:
-        s = settings(part, queue) if queue.parent is not None else Settings({}, _root(part))
+        s = settings(part, queue) if queue.parent is not None else _read({}, _root(part))
         if s is None:
             return None
         values: list[int] = []
@@ -145,7 +160,7 @@ def _root(part: model.PartitionModel | None) -> Mapping[str, str]:
 
 def sorts_by_priority(p: PartitionState, part: model.PartitionModel | None, queue: Queue) -> bool:
     """Whether ``queue`` orders its applications or children by priority first."""
-    s = settings(part, queue) if queue.parent is not None else Settings({}, _root(part))
+    s = settings(part, queue) if queue.parent is not None else _read({}, _root(part))
     return s is not None and s.sort
 
 
@@ -356,7 +371,7 @@ def judged(ctx: CheckContext) -> Iterator[Judged]:
         reserved: dict[str, list[tuple[str, str]]] = {}
         for key, node in held.items():
             reserved.setdefault(node, []).append(key)
-        used, running_now = limits.expected(p)
+        used, running_now = limits.expected(ctx, p)
         for i, x in enumerate(new):
             if held.get((x.app.id, x.ask_key)) == x.node.id or x.app.queue is None:
                 continue

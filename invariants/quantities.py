@@ -32,6 +32,12 @@ def plus(a: Quantities, b: Quantities) -> dict[str, int]:
     return {k: v for k, v in out.items() if v}
 
 
+def add(into: dict[str, int], r: Quantities, n: int = 1) -> None:
+    """``into += n x r`` in place (zero entries may stay: compare with :func:`same`)."""
+    for k, v in r.items():
+        into[k] = into.get(k, 0) + v * n
+
+
 def minus(a: Quantities, b: Quantities) -> dict[str, int]:
     out = dict(a)
     for k, v in b.items():

@@ -77,6 +77,11 @@ class LifecycleRecorder:
                 self.exit_problems.append(
                     f"application {rec.obj.id}: {rec.source} -> {rec.dest} while holding {held}")
 
+    def last(self, obj: Any) -> str | None:
+        """The state ``obj``'s lifecycle last moved it to (None: never moved)."""
+        entry = self._paths.get(id(obj))
+        return None if entry is None or entry[0] is not obj or not entry[1] else entry[1][-1]
+
     def path(self, obj: Any) -> list[str] | None:
         entry = self._paths.get(id(obj))
         return None if entry is None or entry[0] is not obj else list(entry[1])

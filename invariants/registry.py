@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
     from scheduler import Scheduler
@@ -40,6 +40,9 @@ class WireFault(Exception):
         self.violation = violation
 
 
+T = TypeVar("T")
+
+
 @dataclass(slots=True)
 class CheckContext:
     """What a check may read: the scheduler and, when present, observers of it.
@@ -53,6 +56,18 @@ class CheckContext:
     recorder: LifecycleRecorder | None = None
     shim_view: dict[str, tuple[str, str]] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    memo: dict[Any, Any] = field(default_factory=dict)
+    """Readings several checks take alike of this one state (``shared``)."""
+
+    def shared(self, key: Any, compute: Callable[[], T]) -> T:
+        """``compute()``, taken once per context: the sums that several checks read of one
+        state (each check still judges them its own way). The result is read, never
+        changed; whoever runs several checks on one context holds the scheduler's lock
+        across them (``check_all``), so that they read one state."""
+        if key in self.memo:
+            return cast(T, self.memo[key])
+        value = self.memo[key] = compute()
+        return value
 
 
 CheckFn = Callable[[CheckContext], Iterable[Violation]]
@@ -99,14 +114,19 @@ def invariant(
 
 
 def check_all(ctx: CheckContext, names: Iterable[str] | None = None) -> list[Violation]:
-    """Run the named invariants (all by default) in registry order."""
+    """Run the named invariants (all by default) in registry order, on one state: the
+    lock is held throughout, so the sums they share (``CheckContext.shared``) are of it."""
     chosen = list(REGISTRY) if names is None else list(names)
     out: list[Violation] = []
-    for name in chosen:
-        out.extend(REGISTRY[name].run(ctx))
+    with ctx.scheduler.lock:
+        ctx.memo.clear()
+        for name in chosen:
+            out.extend(REGISTRY[name].run(ctx))
     return out
 
 
 def results(ctx: CheckContext) -> dict[str, list[Violation]]:
     """Every invariant with its violations (empty list: holds)."""
-    return {name: inv.run(ctx) for name, inv in REGISTRY.items()}
+    with ctx.scheduler.lock:
+        ctx.memo.clear()
+        return {name: inv.run(ctx) for name, inv in REGISTRY.items()}

@@ -3,13 +3,15 @@
 Case ``k`` of worker ``w`` of a run with seed ``s`` draws everything from the
 seed ``(s, w, k)``, so ``--seed s`` repeats a run's cases in the same order;
 a time budget only decides how many of them run. ``--workers N`` runs N
-processes on disjoint case streams and merges their coverage; the first
-violation stops every worker.
+processes on that one stream, each every N-th case, and merges their coverage; a
+violation stops every worker once the cases before it have run, so the run reports
+the stream's first failing case, whatever the number of workers.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import random
 import sys
 import time
@@ -21,6 +23,7 @@ from typing import Any
 from scheduler.trace import Step
 
 from .coverage import Coverage
+from .quiet import configuration_warnings_quiet
 from .registry import Violation
 from .rules import Gen, Scenario
 from .world import DIRECT, World
@@ -172,21 +175,48 @@ def scheduler_options(scenario: Scenario) -> dict[str, Any]:
             "reservation_delay": scenario.reservation_delay}
 
 
+@dataclass(frozen=True)
+class Lane:
+    """One of ``count`` processes sharing one case stream: this one runs the cases
+    ``index``, ``index + count``, ... and none past the first failing case any lane found
+    (``first_failing``, a manager's value, with its ``lock``)."""
+
+    index: int
+    count: int
+    first_failing: Any
+    lock: Any
+
+    def passed(self, case: int) -> bool:
+        """Whether a lane already failed at an earlier case than ``case``."""
+        return bool(case > self.first_failing.value)
+
+    def failed(self, case: int) -> None:
+        with self.lock:
+            if case < self.first_failing.value:
+                self.first_failing.value = case
+
+
+NONE_FAILED = (1 << 63) - 1
+
+
 def search(opts: Options, worker: int = 0, deadline: float | None = None,
            stop: Any = None, progress: Callable[[Outcome], None] | None = None,
-           first: int = 0) -> Outcome:
+           first: int = 0, lane: Lane | None = None) -> Outcome:
     """Run test cases until the budget is spent, the case count reached, or a violation.
 
     The cases are worker ``worker``'s from case ``first`` on, and ``opts.examples`` counts
-    from there (a campaign's work unit is such a range: ``invariants/campaign``)."""
+    from there (a campaign's work unit is such a range: ``invariants/campaign``); a
+    ``lane`` runs only its share of them."""
     started = time.monotonic()
     deadline = deadline if deadline is not None else started + opts.seconds
     out = Outcome()
-    case = first
+    case, stride = (first + lane.index, lane.count) if lane is not None else (first, 1)
     end = None if opts.examples is None else first + opts.examples
     last = started
     while time.monotonic() < deadline and (end is None or case < end):
         if stop is not None and stop.is_set():
+            break
+        if lane is not None and lane.passed(case):
             break
         seed = case_seed(opts.seed, worker, case)
         world, problems, steps, at_end = _case(seed, opts, out.coverage,
@@ -199,10 +229,12 @@ def search(opts: Options, worker: int = 0, deadline: float | None = None,
                 seed, opts.config, opts.steps, opts.rules), list(world.steps), problems[0],
                 problems, dict(world.shim.sym), time.monotonic() - started, at_end,
                 opts.transport)
+            if lane is not None:
+                lane.failed(case)
             if stop is not None:
                 stop.set()
             break
-        case += 1
+        case += stride
         now = time.monotonic()
         if progress is not None and now - last >= 0.5:
             out.elapsed = now - started
@@ -232,13 +264,36 @@ def vacuous(outcome: Outcome) -> str | None:
     return None
 
 
-def _worker(args: tuple[Options, int, float, Any]) -> Outcome:
-    opts, worker, deadline, stop = args
-    return search(opts, worker, deadline, stop)
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity, capped by a cgroup v2 CPU quota.
+
+    ``os.cpu_count()`` counts the host's cores, which a container limited to two of them
+    does not have; a worker per host core would only share those two.
+    """
+    cores = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+             else os.cpu_count() or 1)
+    try:
+        with open("/sys/fs/cgroup/cpu.max", encoding="ascii") as limit:
+            quota, period = limit.read().split()[:2]
+    except (OSError, ValueError):
+        return cores
+    if quota == "max":
+        return cores
+    return max(1, min(cores, -(-int(quota) // int(period))))
+
+
+def _worker(args: tuple[Options, float, Lane]) -> Outcome:
+    opts, deadline, lane = args
+    with configuration_warnings_quiet():  # a spawned worker starts with the core's logging
+        return search(opts, 0, deadline, lane=lane)
 
 
 def run(opts: Options, progress: Callable[[Outcome], None] | None = None) -> Outcome:
-    """The whole run, in this process or in ``opts.workers`` processes."""
+    """The whole run, in this process or in ``opts.workers`` processes.
+
+    The processes share the one case stream of ``--seed`` (each a :class:`Lane` of it), and
+    the run reports the first failing case of the stream: the counterexample of a run
+    with several workers is the one a single worker finds, only found sooner."""
     if opts.workers <= 1:
         return search(opts, progress=progress)
     # gRPC's threads do not survive a fork: a run through the wire starts fresh workers
@@ -246,19 +301,23 @@ def run(opts: Options, progress: Callable[[Outcome], None] | None = None) -> Out
     ctx = multiprocessing.get_context("fork" if fork else "spawn")
     deadline = time.monotonic() + opts.seconds
     manager = ctx.Manager()
-    stop = manager.Event()
+    first_failing, lock = manager.Value("q", NONE_FAILED), manager.Lock()
     total = Outcome()
     started = time.monotonic()
     with ctx.Pool(opts.workers) as pool:
-        results = pool.map_async(_worker, [(opts, w, deadline, stop)
-                                           for w in range(opts.workers)])
+        results = pool.map_async(_worker, [
+            (opts, deadline, Lane(w, opts.workers, first_failing, lock))
+            for w in range(opts.workers)])
         while not results.ready():
             results.wait(0.5)
             if progress is not None:
                 total.elapsed = time.monotonic() - started
                 progress(total)
-        for outcome in results.get():
-            total.merge(outcome)
+        outcomes = results.get()
     manager.shutdown()
+    for outcome in outcomes:
+        total.merge(outcome)
+    failures = [o.failure for o in outcomes if o.failure is not None]
+    total.failure = min(failures, key=lambda f: f.case) if failures else None
     total.elapsed = time.monotonic() - started
     return total

@@ -168,7 +168,7 @@ class _Room:
         configs, self.groups = ctx.extra.get("configs", {}), ctx.extra.get("groups", {})
         config = configs.get(p.rm_id)
         self.part = config.partition(p.name) if config is not None else None
-        self.used, self.counted = limits.expected(p)
+        self.used, self.counted = limits.expected(ctx, p)
 
     def may_go(self, app: Application, ask: Ask) -> bool:
         """Not parked, not waiting for its gang or a preempted placeholder, within the

@@ -242,17 +242,18 @@ class World:
         ctx = self.context(after_schedule, made, reserving)
         out: list[Violation] = []
         timings = self.timings
-        for inv in REGISTRY.values():
-            if "after_schedule" in inv.needs and not after_schedule:
-                continue
-            if transitions_only and not ({"recorder", "after_schedule"} & set(inv.needs)):
-                continue
-            if timings is None:
+        with self.api.lock:
+            for inv in REGISTRY.values():
+                if "after_schedule" in inv.needs and not after_schedule:
+                    continue
+                if transitions_only and not ({"recorder", "after_schedule"} & set(inv.needs)):
+                    continue
+                if timings is None:
+                    out.extend(inv.run(ctx))
+                    continue
+                started = time.perf_counter()
                 out.extend(inv.run(ctx))
-                continue
-            started = time.perf_counter()
-            out.extend(inv.run(ctx))
-            timings[inv.name] = timings.get(inv.name, 0.0) + time.perf_counter() - started
+                timings[inv.name] = timings.get(inv.name, 0.0) + time.perf_counter() - started
         return out
 
     def context(self, after_schedule: bool = False, made: list[str] | None = None,

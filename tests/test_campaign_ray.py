@@ -22,11 +22,11 @@ from invariants import replay, runner, selftest, shrink
 from invariants.campaign import check as campaign
 from invariants.campaign import explore as campaign_explore
 from invariants.campaign.cluster import connected
-from invariants.cli import configuration_warnings_quiet
 from invariants.explore.scope import SCOPES
 from invariants.explore.search import Options as ExploreOptions
 from invariants.explore.search import search as explore_here
 from invariants.mutants import applied, by_name
+from invariants.quiet import configuration_warnings_quiet
 from scheduler.cli import main
 from scheduler.trace import read_trace
 

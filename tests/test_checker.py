@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import random
 import sys
 import textwrap
@@ -215,11 +216,34 @@ def test_coverage_is_reported_and_written(
 
 def test_workers_run_in_parallel_and_merge(
         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    outcome = runner.run(runner.Options(seed=4, seconds=60, examples=3, workers=2))
-    assert outcome.cases == 6
-    assert outcome.failure is None
+    """Two workers share the seed's one case stream: the cases, steps and coverage of a
+    one-worker run, split between them."""
+    outcome = runner.run(runner.Options(seed=4, seconds=60, examples=6, workers=2))
+    alone = runner.run(runner.Options(seed=4, seconds=60, examples=6))
+    assert outcome.cases == alone.cases == 6
+    assert outcome.failure is None and alone.failure is None
+    assert outcome.steps == alone.steps
+    assert outcome.coverage.goals == alone.coverage.goals
+    assert outcome.coverage.edges == alone.coverage.edges
     code, out = check(capsys, tmp_path, "--seed", "4", "--examples", "2", "--workers", "2")
     assert code == 0 and "with 2 worker(s)" in out
+
+
+def test_a_run_bounded_by_time_uses_every_usable_core_and_one_by_cases_uses_one(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without ``--workers``: time-bounded runs take every core the process may use (worker
+    0's cases are those of a one-worker run), runs of a fixed case count one process."""
+    monkeypatch.setattr(runner, "usable_cores", lambda: 2)
+    code, out = check(capsys, tmp_path, "--seed", "4", "--seconds", "2")
+    assert code == 0 and "with 2 worker(s)" in out
+    code, out = check(capsys, tmp_path, "--seed", "4", "--examples", "2")
+    assert code == 0 and "with 1 worker(s)" in out
+
+
+def test_usable_cores_are_the_affinity_capped_by_the_cgroup_quota() -> None:
+    cores = runner.usable_cores()
+    assert 1 <= cores <= len(os.sched_getaffinity(0))
 
 
 def test_replay_of_a_bad_file_is_a_usage_error(

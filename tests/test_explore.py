@@ -335,3 +335,17 @@ def test_the_today_scope_finds_broken_translations(name: str) -> None:
     with applied(by_name(name)):
         result = search(Options(SCOPES["today"], 8))
     assert result.found is not None and not result.found.liveness
+
+
+def test_the_wide_scope_grows_small_by_a_node_a_leaf_and_an_application() -> None:
+    """``wide`` (a scope for a cluster) holds every rule in its first levels, with more
+    states per level than ``small``, and the explorer's self-test leaves it out."""
+    wide, small = SCOPES["wide"], SCOPES["small"]
+    assert (len(wide.nodes), len(wide.apps), wide.depth) > (len(small.nodes),
+                                                            len(small.apps), small.depth)
+    assert not wide.hunted and small.hunted
+    grown, base = search(Options(wide, 4)), search(Options(small, 4))
+    assert grown.found is None and base.found is None
+    assert grown.stats.levels[1:] > base.stats.levels[1:]
+    assert all(g > b for g, b in zip(grown.stats.levels[2:], base.stats.levels[2:],
+                                     strict=True))

@@ -57,7 +57,7 @@ def run_unit(opts: runner.Options, unit: Unit, deadline: float, mutant: str | No
     on the broken core ``mutant`` when given."""
     import contextlib
 
-    from ..cli import configuration_warnings_quiet
+    from ..quiet import configuration_warnings_quiet
 
     here = time.monotonic() + max(0.0, deadline - time.time())
     mine = dataclasses.replace(opts, examples=unit.count, workers=1, progress=False)
@@ -75,7 +75,7 @@ def replay_stored(name: str, text: str) -> str | None:
     from scheduler.trace import TraceError, parse_lines
 
     from .. import replay
-    from ..cli import configuration_warnings_quiet
+    from ..quiet import configuration_warnings_quiet
 
     try:
         trace = parse_lines(text.splitlines())

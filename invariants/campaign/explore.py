@@ -84,7 +84,7 @@ def expand_chunk(opts: Options, parents: list[Parent], last: bool, shards: list[
 
     import ray
 
-    from ..cli import configuration_warnings_quiet
+    from ..quiet import configuration_warnings_quiet
 
     global _COPY
     if _COPY.run != run:

@@ -22,10 +22,10 @@ from ..cli import (
     RAY_HELP,
     VARIANT_HELP,
     UsageError,
-    configuration_warnings_quiet,
     on_variant,
     usage_errors_exit_2,
 )
+from ..quiet import configuration_warnings_quiet
 from ..runner import CLOCK_START
 from .scope import KINDS, RESERVATION_DELAY, SCOPES, Scope
 from .search import Options, Result, Stats, replay_path, search

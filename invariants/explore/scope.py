@@ -34,6 +34,7 @@ from .texts import (
     ROUTING,
     SORTING,
     TEMPLATE,
+    WIDE,
 )
 
 RM_ID = "explore-rm"
@@ -102,6 +103,8 @@ class Scope:
     refused: tuple[tuple[str, str], ...] = ()
     """``(ask key, node id)`` pairs the RM's predicates refuse; none: the RM registers no
     predicates callback (every node passes)."""
+    hunted: bool = True
+    """Searched by ``explore --self-test`` (a scope meant for a cluster is not)."""
     dialect: str = "seed"
     """The SI the RM speaks: ``today`` registers it so, and every action's steps are said
     in today's words by the checker's own reading (``invariants.bridge.speak``)."""
@@ -602,6 +605,7 @@ _TIMED = AppShape("app-1", "root.parent.batch",
                   (AskShape("k1", 10, repeats=2, timeout_ms=30_000),))
 _GANG_HARD = AppShape("gang-1", "root.parent.gangs",
                       (AskShape("k1", 10, repeats=2, task_group="tg"),), GangShape("Hard", 2, 10))
+_OTHER = AppShape("app-2", "root.other", (AskShape("k1", 10, repeats=2),))
 _GANG_SOFT = AppShape("gang-1", "root.parent.gangs", (AskShape("k1", 10, task_group="tg"),
                                           AskShape("big", 20, task_group="tg")),
                       GangShape("Soft", 1, 10))
@@ -626,6 +630,13 @@ SCOPES: dict[str, Scope] = {s.name: s for s in (
           kinds=frozenset({"node", "submit", "placeholders", "ask", "schedule", "confirm",
                            "release", "tick", "drain", "decommission", "restart"}),
           depth=8),
+    Scope("wide", "small grown for a cluster: three nodes, a third application in a leaf of "
+          "its own beside the parent, and one more step",
+          nodes=(("node-1", 20), ("node-2", 20), ("node-3", 20)),
+          apps=(_PLAIN, _GANG_HARD, _OTHER),
+          kinds=frozenset({"node", "submit", "placeholders", "ask", "schedule", "confirm",
+                           "release", "tick", "drain", "decommission", "restart"}),
+          depth=9, config=WIDE, hunted=False),
     Scope("gang", "one node, a Soft gang whose real asks fit or outgrow their placeholder",
           nodes=(("node-1", 30),), apps=(_GANG_SOFT,),
           kinds=frozenset({"node", "submit", "placeholders", "ask", "schedule", "confirm",

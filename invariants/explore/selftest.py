@@ -156,7 +156,7 @@ class Row:
 def hunt(name: str, seconds: float) -> Row:
     found = []
     with applied(by_name(name)):
-        for scope in SCOPES.values():
+        for scope in (s for s in SCOPES.values() if s.hunted):
             result = search(Options(scope, min(scope.depth, scope.hunt_depth),
                                     seconds=seconds))
             if result.found is not None:
