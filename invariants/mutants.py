@@ -42,7 +42,7 @@ from scheduler.partition import (
     gang,
     ledger,
     nodes,
-    preemption,
+    preemptor,
     queues,
     quota_preemption,
     releases,
@@ -303,49 +303,49 @@ MUTANTS: tuple[Mutant, ...] = (
       "(-child.priority, shares, more, path, child) if False"),
     M("preemption.own_leaf_victims", "preemption",
       "YuniKorn preemption law 3: the ask's own leaf never supplies victims",
-      preemption.Preemptor, "_walk", "    if q is self.leaf:\n        return\n",
+      preemptor.Preemptor, "_walk", "    if q is self.leaf:\n        return\n",
       "    if False:\n        return\n"),
     M("preemption.disabled_ignored", "preemption",
       "YuniKorn preemption.policy disabled: the queue's tasks are never victims",
-      preemption.Preemptor, "_walk", "if q.preemption_policy == settings.DISABLED:",
+      preemptor.Preemptor, "_walk", "if q.preemption_policy == settings.DISABLED:",
       "if False:"),
     M("preemption.victims_within_guarantee", "preemption",
       "YuniKorn preemption law 5: only a queue over its guarantee loses tasks",
-      preemption.Preemptor, "_walk",
+      preemptor.Preemptor, "_walk",
       "if all(q.allocated.get(k, 0) <= c for k, c in cap.items()):", "if False:"),
     M("preemption.priority_ignored", "preemption",
       "YuniKorn preemption law 6: a victim's priority is at most the ask's, adjusted by offsets",
-      preemption.Preemptor, "eligible", "return rule[1] or alloc.priority <= rule[0]",
+      preemptor.Preemptor, "eligible", "return rule[1] or alloc.priority <= rule[0]",
       "return True"),
     M("preemption.fence_ignored", "preemption",
       "YuniKorn preemption law 7: victims lie inside the ask's preemption fence",
-      preemption.Preemptor, "find_leaves",
+      preemptor.Preemptor, "find_leaves",
       "if q.parent is None or q.preemption_policy == settings.FENCE \\\n",
       "if q.parent is None or False \\\n"),
     M("preemption.max_fence_ignored", "preemption",
       "YUNIKORN-3241 (findPreemptionFenceRoot): a queue whose max the ask would exceed "
       "fences the victim search as a fence policy does",
-      preemption, "fenced_by_max",
+      preemptor, "fenced_by_max",
       "return any(k in projected and projected[k] > limit for k, limit in queue.max.items())",
       "return False"),
     M("preemption.delay_ignored", "preemption",
       "YuniKorn preemption.delay: an ask preempts only once it is that old",
-      preemption, "try_preempt", "if now < ask.created + leaf.preemption_delay:", "if False:"),
+      preemptor, "try_preempt", "if now < ask.created + leaf.preemption_delay:", "if False:"),
     M("preemption.switch_ignored", "preemption",
       "YuniKorn partition preemption.enabled: false turns general preemption off",
-      preemption, "try_preempt", "if not p.preemption_enabled or budget[0] <= 0",
+      preemptor, "try_preempt", "if not p.preemption_enabled or budget[0] <= 0",
       "if budget[0] <= 0"),
     M("preemption.twice", "preemption",
       "YuniKorn Preemptor.CheckPreconditions: an ask triggers preemption once, ever",
-      preemption, "try_preempt", "or not ask.preempt_other or ask.preempted",
+      preemptor, "try_preempt", "or not ask.preempt_other or ask.preempted",
       "or not ask.preempt_other"),
     M("preemption.victim_below_guarantee", "preemption",
       "YuniKorn preemption law 2: no victim's queue is left below its guarantee",
-      preemption.Trial, "at_or_above",
+      preemptor.Trial, "at_or_above",
       "return all(used.get(k, 0) >= g for k, g in leaf.guaranteed.items())", "return True"),
     M("preemption.ask_not_within", "preemption",
       "YuniKorn preemption law 4: nothing is preempted unless the ask's queue ends within "
-      "its guarantee", preemption.Preemptor, "additional",
+      "its guarantee", preemptor.Preemptor, "additional",
       "return extra if trial.within(self.ask_snap) else None", "return extra"),
     M("preemption.preempting_not_counted", "preemption",
       "YuniKorn preemption commit: a victim counts as preempting on its queues until confirmed",
@@ -364,7 +364,7 @@ MUTANTS: tuple[Mutant, ...] = (
     M("preemption.while_it_fits", "preemption",
       "YuniKorn Application.tryAllocate: preemption only for an ask that found no node",
       cycle, "try_leaf", "            node = allocate.find_node(p, app, ask)\n",
-      "            node = None if ask.preempt_other and preemption.try_preempt(\n"
+      "            node = None if ask.preempt_other and preemptor.try_preempt(\n"
       "                p, app, ask, True, budget) else allocate.find_node(p, app, ask)\n"),
     M("preemption.limit_held_preempts", "preemption",
       "YuniKorn user and group limits: an ask over its user's or group's headroom is "
@@ -372,7 +372,7 @@ MUTANTS: tuple[Mutant, ...] = (
       "                failed.add((app.id, ask.key))\n"
       "                allocate.set_scheduling_state(p, ask, SS.SKIPPED, over)\n",
       "                failed.add((app.id, ask.key))\n"
-      "                if ask.preempt_other and preemption.try_preempt(p, app, ask, False,\n"
+      "                if ask.preempt_other and preemptor.try_preempt(p, app, ask, False,\n"
       "                                                                budget):\n"
       "                    return PROGRESS\n"
       "                allocate.set_scheduling_state(p, ask, SS.SKIPPED, over)\n"),
@@ -695,7 +695,7 @@ MUTANTS: tuple[Mutant, ...] = (
     M("preemption.victim_already_released", "preemption",
       "YuniKorn preemption: an allocation already being released (preempted earlier and not "
       "yet confirmed, or a placeholder being replaced) is never chosen as a victim again "
-      "(YUNIKORN-3003, YUNIKORN-2141)", preemption.Preemptor, "eligible",
+      "(YUNIKORN-3003, YUNIKORN-2141)", preemptor.Preemptor, "eligible",
       'if rule is None or alloc.state != "Allocated" or alloc.required_node:',
       "if rule is None or alloc.required_node:"),
     # Preemption's victim choice (yunikorn-behaviour 2.5 steps 4 and 6, 2.6 step 2).
@@ -713,31 +713,31 @@ MUTANTS: tuple[Mutant, ...] = (
       "a.priority, -a.seq))", "a.priority, a.seq))"),
     M("preemption.node_victims_beyond_fit", "preemption",
       "YuniKorn objects/preemption.go calculateVictimsByNode: the victims on a node end at "
-      "startIndex, the first with which the ask fits", preemption.Preemptor, "node_victims",
+      "startIndex, the first with which the ask fits", preemptor.Preemptor, "node_victims",
       "return None if index < 0 else (index, results)",
       "return None if index < 0 else (len(results) - 1, results)"),
     M("preemption.node_victims_not_reducing", "preemption",
       "YuniKorn objects/preemption.go calculateVictimsByNode: victims that reduce the node's "
       "shortfall come first, so none that frees nothing the ask lacks is taken",
-      preemption.Preemptor, "node_victims",
+      preemptor.Preemptor, "node_victims",
       "if _node_shortfall(r, room) == _node_shortfall(r, grown):", "if False:"),
     M("preemption.node_never_fits", "preemption",
       "YuniKorn objects/preemption.go calculateVictimsByNode: a node where the ask never fits, "
-      "whatever its victims, is dropped", preemption.Preemptor, "node_victims",
+      "whatever its victims, is dropped", preemptor.Preemptor, "node_victims",
       "return None if index < 0 else (index, results)",
       "return (index if index >= 0 else len(results) - 1, results)"),
     M("preemption.reserved_node_used", "preemption",
       "YuniKorn objects/preemption.go calculateVictimsByNode: a node reserved for another ask "
-      "is not a candidate", preemption.Preemptor, "checks",
+      "is not a candidate", preemptor.Preemptor, "checks",
       "or not node.open_to(mine):", ":"),
     M("preemption.victims_oldest_first", "preemption",
       "YuniKorn objects/preemption.go sortVictimsForPreemption: newer victims first",
-      preemption, "victim_order", "-alloc.seq)", "alloc.seq)"),
+      preemptor, "victim_order", "-alloc.seq)", "alloc.seq)"),
     # From YuniKorn's history (gang, preemption, reservations): each a fixed bug of that kind.
     M("preemption.unguaranteed_leaf_triggers", "preemption",
       "yunikorn-behaviour 2.3 'Within guarantee' (law 4): a leaf with no guarantee on its path "
       "is never within it, so its asks never preempt (YUNIKORN-1951)",
-      preemption.Trial, "within",
+      preemptor.Trial, "within",
       "    if not leaf.guaranteed:\n        return False\n", ""),
     M("preemption.reserved_only_within_headroom", "preemption",
       "yunikorn-behaviour 2.5 step 7: the chosen node is reserved for the ask even when its "
@@ -1249,8 +1249,8 @@ STALLED: tuple[Mutant, ...] = (
       "YuniKorn Application.tryAllocate: preemption is attempted also when the headroom fits "
       "but no node takes the ask (case b), not only when the headroom fails",
       cycle, "try_leaf",
-      "                if preemption.try_preempt(p, app, ask, True, budget):\n",
-      "                if False and preemption.try_preempt(p, app, ask, True, budget):\n"),
+      "                if preemptor.try_preempt(p, app, ask, True, budget):\n",
+      "                if False and preemptor.try_preempt(p, app, ask, True, budget):\n"),
 )
 """Cores that never break a safety rule but leave work waiting forever where YuniKorn's
 rules say it must go on: only a liveness property catches them (the explorer in a state's
