@@ -27,10 +27,33 @@ from invariants.actions.draw import (
     rule,
 )
 
-__all__ = ["NA", "RM_ID", "RULES", "TODAY_SHARE", "TT", "Gen", "Refusing", "Rule", "Salted",
-           "Scenario", "bad", "cluster_nodes", "finale", "predicate_for", "register",
-           "removal_prefix", "rm_events", "rule", "time", "work"]
+__all__ = [
+    "NA",
+    "RM_ID",
+    "RULES",
+    "TODAY_SHARE",
+    "TT",
+    "Gen",
+    "Refusing",
+    "Rule",
+    "Salted",
+    "Scenario",
+    "bad",
+    "cluster_nodes",
+    "finale",
+    "gang_stories",
+    "predicate_for",
+    "preemption_stories",
+    "priority_stories",
+    "register",
+    "removal_prefix",
+    "rm_events",
+    "rule",
+    "time",
+    "work",
+]
 
 # The action modules register themselves on import, in this order (the draw depends on it).
-from invariants.actions import cluster_nodes, rm_events, time, work, bad  # noqa: I001
+from invariants.actions import (  # noqa: I001
+    cluster_nodes, rm_events, time, work, gang_stories, priority_stories, preemption_stories, bad)
 from invariants.actions import finale

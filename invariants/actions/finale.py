@@ -11,7 +11,8 @@ from collections.abc import Iterator
 
 from invariants.actions.cluster_nodes import joining
 from invariants.actions.draw import Gen, ending
-from invariants.actions.work import _open_home, _placed, _send, _submit_to
+from invariants.actions.preemption_endings import _placed
+from invariants.actions.work import _open_home, _send, _submit_to
 from scheduler import si
 from scheduler.trace import Step
 

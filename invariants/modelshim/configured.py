@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from invariants.properties import preemptions as preemption
 from invariants.properties import protocol as P
+from invariants.properties import quota_preemptions
 from invariants.readings import arithmetic as qty
 from invariants.readings import model, view
 from invariants.readings.calls import Call, Monitor
@@ -66,7 +66,7 @@ def end_reload(m: Monitor, call: Call, rv: RMView | None, req: si.UpdateConfigur
         m.report(P.CONFIG_APPLIED, f"rm {req.rm_id}",
                  "an invalid configuration was accepted by a reload")
         return
-    preemption.quota_reloaded(rv, old, call.now)
+    quota_preemptions.quota_reloaded(rv, old, call.now)
     _created_after_reload(rv)
     _check_config(m, req.rm_id, rv.config)
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from invariants.modelshim import answers, bridge, configured, requests
 from invariants.modelshim.requests import NODE_PARTITION
-from invariants.properties import limits
+from invariants.properties import limits, preemption_judging, quota_preemptions
 from invariants.properties import preemptions as preemption
 from invariants.properties import protocol as P
 from invariants.properties.catalog import Violation
@@ -311,9 +311,9 @@ class ModelShim:
                 victims = [a for r in group if (a := rv.allocs.get(r.uuid)) is not None
                            and a.releasing is None]
                 if message.startswith(preemption.QUOTA_MESSAGE):
-                    preemption.judge_quota(self, rv, call, victims, message)
+                    quota_preemptions.judge_quota(self, rv, call, victims, message)
                 else:
-                    preemption.judge(self, rv, call, victims, message)
+                    preemption_judging.judge(self, rv, call, victims, message)
             for rel in group:
                 answers.core_release(self, rv, call, rel)
         for ask_rel in response.released_asks:
@@ -408,7 +408,7 @@ class ModelShim:
         answers.release_reasons(self, rv, call)
         answers.replacements(self, rv, call)
         answers.gang_timeout_response(self, rv, call)
-        preemption.reservations_made(self, rv, call)
+        preemption_judging.reservations_made(self, rv, call)
         self._told_agrees(rv)
         limits.groups_agree(self, rv)
         requests.settle_created(self, rv, call)

@@ -221,7 +221,7 @@ class RMView:
     the time given (``protocol.waiting_for_room``)."""
     quota_start: dict[tuple[str, str], float] = field(default_factory=dict)
     """(partition, queue path) -> when a lowered max may be enforced by quota preemption,
-    as the shim reads the reloads (``preemption.quota_reloaded``)."""
+    as the shim reads the reloads (``quota_preemptions.quota_reloaded``)."""
     foreign: dict[tuple[str, str], tuple[str, dict[str, int]]] = field(default_factory=dict)
     """Pods the scheduler does not manage (today's SI ``foreign``): (partition, key) ->
     (node, resource). A node's occupied resource is the sum of its own."""
