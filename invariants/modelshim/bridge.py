@@ -60,6 +60,7 @@ from dataclasses import replace
 from typing import Any
 
 from invariants.modelshim.requests import NODE_PARTITION
+from invariants.properties import goals  # noqa: F401 (registers the goals first)
 from invariants.properties import protocol as P
 from invariants.properties.coverage import StepRecord, goal
 from invariants.readings import arithmetic as qty
