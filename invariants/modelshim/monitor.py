@@ -23,7 +23,7 @@ from collections.abc import Callable
 from itertools import groupby
 from typing import Any
 
-from invariants.modelshim import answers, bridge, configured, requests
+from invariants.modelshim import answers, bridge, configured, requests, scheduling_states
 from invariants.modelshim.requests import NODE_PARTITION
 from invariants.properties import limits, preemption_judging, quota_preemptions
 from invariants.properties import preemptions as preemption
@@ -395,7 +395,7 @@ class ModelShim:
         if got is None:
             return
         rv, call = got
-        answers.scheduling_state(self, rv, call, request)
+        scheduling_states.scheduling_state(self, rv, call, request)
         if request.state == si.SchedulingState.UNKNOWN_SCHEDULING_STATE or \
                 (request.application_id, request.allocation_key) not in rv.asks:
             self.report(P.MESSAGES, f"ask {request.application_id}/{request.allocation_key}",
@@ -451,7 +451,7 @@ class ModelShim:
 
     def _end_schedule(self, rv: RMView, call: Call) -> None:
         answers.timers(self, rv, call)
-        answers.waiting_for_room(self, rv, call)
+        scheduling_states.waiting_for_room(self, rv, call)
 
     def _paused_timeouts(self, call: Call) -> None:
         """``002`` "Paused --timeout--> Stopped", when the scheduler has a pause timeout."""
