@@ -23,7 +23,14 @@ from collections.abc import Callable
 from itertools import groupby
 from typing import Any
 
-from invariants.modelshim import answers, bridge, configured, requests, scheduling_states
+from invariants.modelshim import (
+    answers,
+    bridge,
+    configured,
+    node_requests,
+    requests,
+    scheduling_states,
+)
 from invariants.modelshim.requests import NODE_PARTITION
 from invariants.properties import limits, preemption_judging, quota_preemptions
 from invariants.properties import preemptions as preemption
@@ -167,7 +174,7 @@ class ModelShim:
         if step.call == "update_application":
             requests.begin_apps(self, rv, call, step.request)
         elif step.call == "update_node":
-            requests.begin_nodes(rv, call, step.request)
+            node_requests.begin_nodes(rv, call, step.request)
         elif step.call == "update_allocation":
             requests.begin_allocation(rv, call, step.request)
 
@@ -196,7 +203,7 @@ class ModelShim:
         elif rv is not None and step.call == "update_application":
             requests.end_apps(self, rv, call)
         elif rv is not None and step.call == "update_node":
-            requests.end_nodes(self, rv, call, step.request)
+            node_requests.end_nodes(self, rv, call, step.request)
         elif rv is not None and step.call == "update_allocation":
             requests.end_allocation(self, rv, call, step.request)
         if rv is not None and call.today is not None and not (rv.paused or rv.stopped):
