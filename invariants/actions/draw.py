@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from invariants.actions import configs
+from invariants.actions import config_texts, configs
 from invariants.actions.configs import CORE
 from invariants.modelshim import bridge
 from invariants.modelshim.world import World
@@ -103,7 +103,7 @@ class Scenario:
         late_rng = random.Random(f"late-{seed}")
         late = {n: late_rng.choice((0.5, 1.0, 2.0)) for n, r in RULES.items()
                 if r.late and late_rng.random() < 0.3
-                and shape.text != configs.shape_of(configs.PREEMPTION).text}
+                and shape.text != configs.shape_of(config_texts.PREEMPTION).text}
         if rules is not None:
             enabled = frozenset(enabled & rules) | frozenset(n for n in rules if RULES[n].core)
         length = rng.choice((20, 40, 80, 150, 250))

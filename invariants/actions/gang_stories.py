@@ -7,7 +7,8 @@ from collections.abc import Generator, Iterator
 from typing import Any
 
 from invariants.actions.cluster_nodes import new_node
-from invariants.actions.configs import CORE, PREEMPTION, USERS
+from invariants.actions.config_texts import PREEMPTION
+from invariants.actions.configs import CORE, USERS
 from invariants.actions.draw import NA, TT, Gen, rule
 from invariants.actions.time import confirmations
 from invariants.actions.work import (

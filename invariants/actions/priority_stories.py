@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from invariants.actions.cluster_nodes import new_node
-from invariants.actions.configs import CORE, NAMESPACES, PREEMPTION, USERS
+from invariants.actions.config_texts import PREEMPTION
+from invariants.actions.configs import CORE, NAMESPACES, USERS
 from invariants.actions.draw import TT, Gen, rule
 from invariants.actions.work import (
     _ask,
