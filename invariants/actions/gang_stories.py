@@ -21,7 +21,7 @@ from invariants.actions.work import (
     _submission,
     _submit_to,
 )
-from invariants.readings import model
+from invariants.readings import acl_placement, model
 from scheduler import si
 from scheduler.trace import Step
 
@@ -275,6 +275,6 @@ def _gang_home(g: Gen) -> tuple[str, str, str, tuple[str, ...]] | None:
             if pm.queues[path].sort_policy == "fair":
                 continue
             for user, groups in USERS:
-                if model.may_submit(pm.chain(path), user, groups):
+                if acl_placement.may_submit(pm.chain(path), user, groups):
                     homes.append((path, name, user, groups))
     return homes[g.rng.randrange(len(homes))] if homes else None

@@ -13,7 +13,7 @@ from invariants.actions.work import _ask, _memory_rooms, _placement, _send, _sub
 from invariants.properties import limits
 from invariants.properties.preemptions import delay as preemption_delay
 from invariants.properties.preemptions import disabled
-from invariants.readings import model
+from invariants.readings import acl_placement, model
 from invariants.readings.shim import REQUIRED_NODE
 from scheduler import si
 from scheduler.trace import Step
@@ -379,7 +379,7 @@ def _preemption_home(g: Gen) -> tuple[str, str, tuple[str, ...], str, str] | Non
     for name in [g.pick(sorted(config.partitions))]:
         pm = config.partitions[name]
         for user, groups in USERS:
-            open_ = [p for p in pm.leaves() if model.may_submit(pm.chain(p), user, groups)]
+            open_ = [p for p in pm.leaves() if acl_placement.may_submit(pm.chain(p), user, groups)]
             for victim in open_:
                 for ask in open_:
                     if victim == ask and g.rng.random() < 0.8:
@@ -442,7 +442,7 @@ def _refusal_home(g: Gen, partition: str, user: str, groups: tuple[str, ...],
     pm = model.read(g.scenario.shape.text).partitions[partition]
     if not pm.preemption:
         return None
-    leaves = [p for p in pm.leaves() if model.may_submit(pm.chain(p), user, groups)]
+    leaves = [p for p in pm.leaves() if acl_placement.may_submit(pm.chain(p), user, groups)]
 
     def guarantee(chain: list[model.QueueModel]) -> int:
         return min(((q.guaranteed or {}).get("memory") or 0 for q in chain
@@ -475,7 +475,7 @@ def _refusal_filler(g: Gen, partition: str, user: str, groups: tuple[str, ...],
     chain = pm.chain(victim_leaf)
     guarantee = min((q.guaranteed or {}).get("memory", 1 << 30) for q in chain)
     open_ = [p for p in pm.leaves() if not any(q.guaranteed for q in pm.chain(p))
-             and model.may_submit(pm.chain(p), user, groups)]
+             and acl_placement.may_submit(pm.chain(p), user, groups)]
     # Decided by the story's id, not by a draw: the other stories draw as before.
     if guarantee >= 1 << 30 or not open_ or disabled(chain) or int(story.rsplit("-", 1)[-1]) % 3:
         return None

@@ -39,7 +39,7 @@ from invariants.actions.preemption_endings import (
 from invariants.actions.time import confirmations
 from invariants.actions.work import _ask, _send, _submit_to
 from invariants.properties.preemptions import disabled, fence_root
-from invariants.readings import model
+from invariants.readings import acl_placement, model
 from invariants.readings.shim import REQUIRED_NODE
 from scheduler import si
 from scheduler.trace import Step
@@ -74,7 +74,7 @@ def preemption_story(g: Gen) -> Iterator[Step]:
         victim_leaf = created[0]
         pm = model.read(g.scenario.shape.text).partitions[partition]
         chains = [pm.chain(p) for p in pm.leaves()]
-        asking = [c[0].path for c in chains if model.may_submit(c, user, groups)
+        asking = [c[0].path for c in chains if acl_placement.may_submit(c, user, groups)
                   and any(q.guaranteed for q in c) and fence_root(c) == model.ROOT
                   and not any(q.own.get("priority.policy", "").lower() == "fence"
                               for q in c)]
@@ -233,8 +233,8 @@ def _refusal_homes(text: str) -> list[tuple[str, str, str, int, int, list[User]]
                 shared = {q.path for q in vchain} & {q.path for q in achain}
                 fence = next((q.path for q in achain if q.own.get(
                     "preemption.policy", "").lower() == "fence"), None)
-                users = [u for u in USERS if model.may_submit(achain, *u)
-                         and model.may_submit(vchain, *u)]
+                users = [u for u in USERS if acl_placement.may_submit(achain, *u)
+                         and acl_placement.may_submit(vchain, *u)]
                 if ask != victim and shared == {model.ROOT} and users \
                         and _memory_guarantee(achain[:-1]) \
                         and (fence is None or victim.startswith(fence + ".")) \
@@ -394,7 +394,7 @@ def _ending_homes(text: str) -> dict[str, list[tuple[Any, ...]]]:
         if not pm.preemption:
             continue
         leaves = pm.leaves()
-        users = {leaf: [u for u in USERS if model.may_submit(pm.chain(leaf), *u)]
+        users = {leaf: [u for u in USERS if acl_placement.may_submit(pm.chain(leaf), *u)]
                  for leaf in leaves}
         for ask_leaf in leaves:
             achain = pm.chain(ask_leaf)

@@ -21,8 +21,8 @@ from invariants.actions.work import (
     _submit_to,
 )
 from invariants.properties import limits
+from invariants.readings import acl_placement, model
 from invariants.readings import arithmetic as qty
-from invariants.readings import model
 from invariants.readings.shim import REQUIRED_NODE, RMView
 from scheduler import si
 from scheduler.trace import Step
@@ -252,7 +252,8 @@ def _slot_home(g: Gen) -> tuple[str, str, tuple[str, tuple[str, ...]],
             chain = pm.chain(leaf)
             queue_slots = _queue_slots(rv, name, chain)
             for user, groups in USERS:
-                if not model.may_submit(chain, user, groups) or not _lands(pm, leaf, user, groups):
+                if not acl_placement.may_submit(chain, user, groups) \
+                        or not _lands(pm, leaf, user, groups):
                     continue
                 room = _slot_rooms(rv, name, chain, user, groups)
                 if not room or not 1 <= min(room) <= SLOTS_TO_FILL:
@@ -267,7 +268,7 @@ def _slot_home(g: Gen) -> tuple[str, str, tuple[str, tuple[str, ...]],
                 if cap < 10:
                     continue
                 others = [(u, gs, p) for u, gs in USERS if u != user and not set(gs) & set(groups)
-                          for p in pm.leaves() if model.may_submit(pm.chain(p), u, gs)
+                          for p in pm.leaves() if acl_placement.may_submit(pm.chain(p), u, gs)
                           and _lands(pm, p, u, gs)
                           and _free_to_fill(rv, name, p, u, gs, min(cap, 30))]
                 if others:
@@ -293,7 +294,7 @@ def _priority_home(g: Gen) -> tuple[str, str, tuple[str, ...], str, str] | None:
         pm = config.partitions[name]
         leaves = pm.leaves()
         for user, groups in USERS:
-            open_ = [p for p in leaves if model.may_submit(pm.chain(p), user, groups)]
+            open_ = [p for p in leaves if acl_placement.may_submit(pm.chain(p), user, groups)]
             for a in open_:
                 homes.append((name, user, groups, a, a))
                 for b in open_:

@@ -15,8 +15,8 @@ from typing import Any
 from invariants.actions.configs import CORE, NAMESPACES, USERS
 from invariants.actions.draw import TT, Gen, rule
 from invariants.properties import backoff, limits
+from invariants.readings import acl_placement, model
 from invariants.readings import arithmetic as qty
-from invariants.readings import model
 from invariants.readings.shim import REQUIRED_NODE, AppView, Kept, RMView
 from scheduler import si
 from scheduler.trace import Step
@@ -384,7 +384,8 @@ def _open_home(g: Gen, need: dict[str, int], gang: bool = False, limited: bool =
                         for q in chain for lim in (limits.limit_for(q, limits.USER, user),
                                                    limits.limit_for(q, limits.GROUP, group))):
                     continue
-                if not _lands(pm, leaf, user, groups) or not model.may_submit(chain, user, groups):
+                if not _lands(pm, leaf, user, groups) \
+                        or not acl_placement.may_submit(chain, user, groups):
                     continue
                 probe = AppView("", name, Kept(si.AddApplicationRequest(
                     application_id="probe", queue_name=leaf,
@@ -416,7 +417,7 @@ def _queue_slots(rv: RMView, partition: str, chain: list[model.QueueModel]) -> i
 
 
 def _placement(pm: model.PartitionModel, name: str, user: str, groups: tuple[str, ...],
-               tags: Mapping[str, str]) -> model.Placed | None:
+               tags: Mapping[str, str]) -> acl_placement.Placed | None:
     """Where the placement rules put an application submitted to ``name`` with ``tags``,
     by the configuration alone (no queue created yet)."""
 
@@ -424,11 +425,11 @@ def _placement(pm: model.PartitionModel, name: str, user: str, groups: tuple[str
         q = pm.queues.get(path)
         return None if q is None else q.leaf
 
-    def may(placed: model.Placed) -> bool:
+    def may(placed: acl_placement.Placed) -> bool:
         # A rule whose queue the user may not submit to passes the application on.
-        return model.may_submit(pm.chain(placed.anchor), user, groups)
+        return acl_placement.may_submit(pm.chain(placed.anchor), user, groups)
 
-    return model.place(pm.rules, name, user, groups, tags, lookup, may)
+    return acl_placement.place(pm.rules, name, user, groups, tags, lookup, may)
 
 
 def _lands(pm: model.PartitionModel, leaf: str, user: str, groups: tuple[str, ...]) -> bool:

@@ -18,8 +18,8 @@ from typing import Any
 from invariants.modelshim.configured import created_settings, queue_lookup
 from invariants.properties import limits
 from invariants.properties import protocol as P
+from invariants.readings import acl_placement, model
 from invariants.readings import arithmetic as qty
-from invariants.readings import model
 from invariants.readings.calls import Call, Monitor
 from invariants.readings.shim import (
     REQUIRED_NODE,
@@ -63,7 +63,7 @@ def begin_apps(m: Monitor, rv: RMView, call: Call, req: si.ApplicationRequest) -
             quota = model.namespace_quota(add.tags)
             pm = rv.config.partition(add.partition_name)
             if quota.sets_resources and pm is not None and placed.path not in pm.queues \
-                    and placed.path != model.RECOVERY_QUEUE:
+                    and placed.path != acl_placement.RECOVERY_QUEUE:
                 # Its tags replaced the unmanaged leaf's max for the applications after it.
                 tagged_now[placed.path] = dict(quota.max) if quota.max is not None else None
     for remove in req.remove:
@@ -77,7 +77,7 @@ def begin_apps(m: Monitor, rv: RMView, call: Call, req: si.ApplicationRequest) -
 
 def _admission(m: Monitor, rv: RMView, rm_id: str, add: si.AddApplicationRequest,
                overlay: dict[str, bool], retagged: Mapping[str, dict[str, int] | None],
-               taken: set[str]) -> tuple[model.Placed | None, str]:
+               taken: set[str]) -> tuple[acl_placement.Placed | None, str]:
     """The checker's own admission decision: where the application goes, or why not."""
     if add.application_id in taken:
         return None, "duplicate"
@@ -102,16 +102,16 @@ def _admission(m: Monitor, rv: RMView, rm_id: str, add: si.AddApplicationRequest
         return any(prefix in core.queues and prefix not in pm.queues and prefix not in made
                    for prefix in model.path_prefixes(anchor))
 
-    def may(placed: model.Placed) -> bool:
+    def may(placed: acl_placement.Placed) -> bool:
         # A draining leaf, or one the user may not submit to, fails the rule; queues to
         # create below a draining queue do not (they are rejected below), else the submit
         # ACL of their nearest existing ancestor decides.
         anchor = placed.anchor
         if draining(anchor):
             return bool(placed.create)
-        return model.may_submit(pm.chain(anchor), user, groups)
+        return acl_placement.may_submit(pm.chain(anchor), user, groups)
 
-    placed = model.place(pm.rules, add.queue_name, user, groups, add.tags, lookup, may)
+    placed = acl_placement.place(pm.rules, add.queue_name, user, groups, add.tags, lookup, may)
     if placed is None:
         return None, "placement"
     anchor = placed.anchor
@@ -132,7 +132,7 @@ def _admission(m: Monitor, rv: RMView, rm_id: str, add: si.AddApplicationRequest
     return placed, ""
 
 
-def _gang_rules(pm: model.PartitionModel, core: Any, anchor: str, placed: model.Placed,
+def _gang_rules(pm: model.PartitionModel, core: Any, anchor: str, placed: acl_placement.Placed,
                 made: dict[str, model.Created], tags: Mapping[str, str],
                 retagged: Mapping[str, dict[str, int] | None]
                 ) -> tuple[str, list[dict[str, int]]]:
@@ -141,7 +141,7 @@ def _gang_rules(pm: model.PartitionModel, core: Any, anchor: str, placed: model.
     unmanaged, the tags' max is the leaf's, as YuniKorn sets them before its gang check;
     ``retagged``: the leaf maxes earlier applications of the same request set so)."""
     quota = model.namespace_quota(tags)
-    unmanaged = placed.path != model.RECOVERY_QUEUE and placed.path not in pm.queues and (
+    unmanaged = placed.path != acl_placement.RECOVERY_QUEUE and placed.path not in pm.queues and (
         bool(placed.create) or placed.path in made or core.queues.get(placed.path) is None)
     tag_max: Mapping[str, int] | None = None
     if unmanaged and quota.sets_resources:
@@ -234,12 +234,12 @@ def end_apps(m: Monitor, rv: RMView, call: Call) -> None:
 
 
 def accepted(m: Monitor, rv: RMView, call: Call, add: si.AddApplicationRequest,
-             placed: model.Placed | None) -> None:
+             placed: acl_placement.Placed | None) -> None:
     """The shim now runs the application, in the queue the checker's placement reading names."""
     app_id = add.application_id
     ph = add.placeholder_ask.as_dict() if add.placeholder_ask else {}
     timeout = add.execution_timeout_milli_seconds
-    path = placed.path if placed is not None else model.qualify(add.queue_name)
+    path = placed.path if placed is not None else acl_placement.qualify(add.queue_name)
     part = rv.config.partition(add.partition_name)
     rv.apps[app_id] = AppView(
         app_id, add.partition_name or "default", Kept(add), path,
@@ -258,7 +258,7 @@ def accepted(m: Monitor, rv: RMView, call: Call, add: si.AddApplicationRequest,
                                                  made)
     settle = list(placed.create) if placed is not None else []
     record = made.get(path) if placed is not None else None
-    if record is not None and record.leaf and path != model.RECOVERY_QUEUE:
+    if record is not None and record.leaf and path != acl_placement.RECOVERY_QUEUE:
         # YuniKorn (partition.go AddApplication): an application entering an unmanaged
         # leaf sets its namespace tags on it, every time one enters.
         made[path] = record.entered(model.namespace_quota(add.tags))

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from invariants.readings import model
+from invariants.readings import acl_placement
 from invariants.readings.shim import AllocView, RMView
 from scheduler import Scheduler, si
 from scheduler.si import today
@@ -79,7 +79,7 @@ class Call:
     step: Step
     rm_id: str
     now: float
-    new_apps: list[tuple[si.AddApplicationRequest, model.Placed | None, str]] = field(
+    new_apps: list[tuple[si.AddApplicationRequest, acl_placement.Placed | None, str]] = field(
         default_factory=list)
     app_answers: Counter[str] = field(default_factory=Counter)
     accepted_apps: list[str] = field(default_factory=list)

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from invariants.readings import acl_placement, model
 from invariants.readings import arithmetic as qty
-from invariants.readings import model
 from scheduler import si
 
 PLACEHOLDER_TIMEOUT = 15 * 60.0
@@ -87,7 +87,7 @@ class AppView:
     ran: bool = False
     """It was told Accepted -> Running (a first real allocation took its
     ``maxapplications`` slot) and not Accepted since: Running or Completing keep the slot."""
-    placed: model.Placed | None = None
+    placed: acl_placement.Placed | None = None
     """How the checker's placement reading placed it: by which rule, after how many
     refusals, or by ``root.default`` (coverage only)."""
     accepted_at: float = 0.0

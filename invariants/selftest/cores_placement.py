@@ -28,7 +28,7 @@ CORES: tuple[Mutant, ...] = (
       "004 acls (YuniKorn): the admin ACL of the queue or an ancestor also grants submission",
       apps, "acl_allows", "for acl in (q.submitacl, q.adminacl):", "for acl in (q.submitacl,):"),
     # Placement rules (YuniKorn's placement rules; 002 AddApplicationRequest.queueName only
-    # says "according to policy"), each read independently by ``model.place``.
+    # says "according to policy"), each read independently by ``acl_placement.place``.
     M("placement.later_rules_ignored", "ACL/placement",
       "YuniKorn placement: rules are tried in order until one places the application",
       apps, "place", "    for rule in rules or (_IMPLICIT,):\n",
