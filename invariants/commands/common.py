@@ -12,10 +12,8 @@ from invariants.campaign.ray_cluster import ClusterError
 FAILURES = ".yunikorn-fsm/failures"
 
 
-
 VARIANT_HELP = ("run on a variant core that follows YuniKorn's code path for one flow "
                 "(A1, A2, A3: docs/findings/)")
-
 
 
 RAY_HELP = ("spread the work over the Ray cluster at ADDRESS (host:port of its head; "
@@ -23,10 +21,8 @@ RAY_HELP = ("spread the work over the Ray cluster at ADDRESS (host:port of its h
             "the ray extra)")
 
 
-
 class UsageError(Exception):
     """A command line that can not run: exit 2 with this message."""
-
 
 
 def usage_errors_exit_2(command: str, body: Callable[[argparse.Namespace], int]
@@ -39,7 +35,6 @@ def usage_errors_exit_2(command: str, body: Callable[[argparse.Namespace], int]
             print(f"yunikorn-fsm {command}: {exc}", file=sys.stderr)
             return 2
     return run
-
 
 
 def on_variant(body: Callable[[argparse.Namespace], int]
@@ -64,7 +59,6 @@ def on_variant(body: Callable[[argparse.Namespace], int]
         with applied(variant):
             return body(args)
     return run
-
 
 
 def ray_usable(args: argparse.Namespace) -> None:

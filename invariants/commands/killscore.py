@@ -14,7 +14,6 @@ def _task(args: tuple[str, int, int | None, float | None, float]) -> Verdict:
     return hunt(*args)
 
 
-
 def self_test(seed: int, workers: int, examples: int | None = EXAMPLES,
               seconds: float | None = None, quiet: bool = False,
               shrink_seconds: float = 0.0, ray: str | None = None,
@@ -50,7 +49,6 @@ def self_test(seed: int, workers: int, examples: int | None = EXAMPLES,
     return _summary(verdicts, shrink_seconds)
 
 
-
 def _line(verdict: Verdict, shrink_seconds: float) -> str:
     mark = "caught " if verdict.found else "MISSED "
     detail = (f"in {verdict.seconds:5.1f}s by {verdict.rule} "
@@ -63,7 +61,6 @@ def _line(verdict: Verdict, shrink_seconds: float) -> str:
               + ")") if verdict.found else (f"after {verdict.cases} test cases, "
                                             f"{verdict.seconds:.1f}s")
     return f"{mark} {verdict.mutant:<45} {detail}"
-
 
 
 def _summary(verdicts: list[Verdict], shrink_seconds: float) -> int:

@@ -15,7 +15,6 @@ class _NoConfigurationWarnings(logging.Filter):
         return not str(record.msg).startswith("configuration:")
 
 
-
 @contextlib.contextmanager
 def configuration_warnings_quiet() -> Iterator[None]:
     """The core logs a warning per registration of a configuration YuniKorn only warns
