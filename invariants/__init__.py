@@ -10,9 +10,31 @@ after every step.
 
 from __future__ import annotations
 
-from . import accounting, backoff, gang, lifecycle, order, preemption, priority, scheduling
-from .recorder import LifecycleRecorder
-from .registry import REGISTRY, CheckContext, Invariant, Violation, check_all, results
+# The property modules register their invariants on import, in the order they run.
+from invariants.properties import (
+    accounting,
+    backoff,
+    gangs,
+    lifecycle,
+    order,
+    preemptions,
+    priorities,
+    scheduling,
+)
+from invariants.properties.catalog import (
+    REGISTRY,
+    CheckContext,
+    Invariant,
+    Violation,
+    check_all,
+    results,
+)
+from invariants.properties.recorder import LifecycleRecorder
+
+# The property modules under their short names (the pinned exports).
+gang = gangs
+preemption = preemptions
+priority = priorities
 
 __all__ = [
     "REGISTRY",

@@ -154,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_bench_options(p)
     p.set_defaults(func=_cmd_bench)
 
-    from invariants.cli import add_check_command
+    from invariants.commands.checker import add_check_command
 
     add_check_command(sub)
 

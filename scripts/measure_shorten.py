@@ -3,7 +3,7 @@
 
 For every ``STEP``-th core of ``invariants.selftest.CORES`` (or the cores named):
 search it with seed 1 within the self-test's case budget, shrink the failure,
-then run ``invariants.shorten.shorten`` on the shrunk steps, and print one line
+then run ``invariants.random_search.shorten.shorten`` on the shrunk steps, and print one line
 per core: the rule, the shrunk length, the shortened length, and whether the
 search found a shorter path, exhausted every shorter one, or ran out of budget.
 ``docs/checker.md`` ("Counterexamples and replay") quotes its output.
@@ -17,11 +17,11 @@ from __future__ import annotations
 import argparse
 import math
 
-from invariants.mutants import applied, by_name
-from invariants.runner import Options, search
-from invariants.selftest import CORES, EXAMPLES
-from invariants.shorten import shorten
-from invariants.shrink import shrink
+from invariants.random_search.runner import Options, search
+from invariants.random_search.shorten import shorten
+from invariants.random_search.shrink import shrink
+from invariants.selftest.hunt import CORES, EXAMPLES
+from invariants.selftest.mutants import applied, by_name
 
 
 def main() -> None:

@@ -18,15 +18,17 @@ from typing import Any
 
 import pytest
 
-from invariants import replay, runner, selftest, shrink
-from invariants.campaign import check as campaign
-from invariants.campaign import explore as campaign_explore
-from invariants.campaign.cluster import connected
+from invariants.campaign import cases as campaign
+from invariants.campaign import frontier as campaign_explore
+from invariants.campaign.ray_cluster import connected
+from invariants.commands import killscore
+from invariants.commands.checker import configuration_warnings_quiet
 from invariants.explore.scope import SCOPES
 from invariants.explore.search import Options as ExploreOptions
 from invariants.explore.search import search as explore_here
-from invariants.mutants import applied, by_name
-from invariants.quiet import configuration_warnings_quiet
+from invariants.random_search import replay, runner, shrink
+from invariants.selftest import hunt as selftest
+from invariants.selftest.mutants import applied, by_name
 from scheduler.cli import main
 from scheduler.trace import read_trace
 
@@ -79,7 +81,7 @@ def test_check_on_the_cluster_finds_the_self_tests_broken_cores_as_a_local_run(
 def test_the_self_test_on_the_cluster_gives_the_local_verdicts(
         cluster: Any, capsys: pytest.CaptureFixture[str]) -> None:
     """``check --self-test --ray``: the same kill score and rules as in one process."""
-    assert selftest.self_test(1, 1, 20, ray=cluster.address, names=EARLY) == 0
+    assert killscore.self_test(1, 1, 20, ray=cluster.address, names=EARLY) == 0
     out = capsys.readouterr().out
     for name in EARLY:
         verdict = selftest.hunt(name, 1, 20)

@@ -19,14 +19,15 @@ import pytest
 from scenario_helpers import CONFIG
 
 import invariants
-from invariants import runner, selftest
-from invariants.coverage import GOALS, Coverage, declared_edges
-from invariants.mutants import Mutant, applied, by_name
-from invariants.registry import REGISTRY, Invariant, Violation
-from invariants.rules import Gen, Scenario, register, work
-from invariants.rules.finale import LANE
-from invariants.view import partitions
-from invariants.world import World
+from invariants.actions import Gen, Scenario, register, work
+from invariants.actions.finale import LANE
+from invariants.modelshim.world import World
+from invariants.properties.catalog import REGISTRY, Invariant, Violation
+from invariants.properties.coverage import GOALS, Coverage, declared_edges
+from invariants.random_search import runner
+from invariants.readings.view import partitions
+from invariants.selftest import hunt as selftest
+from invariants.selftest.mutants import Mutant, applied, by_name
 from scheduler import ManualClock, Scheduler, si
 from scheduler.cli import main
 from scheduler.partition import queues as queues_module
@@ -295,11 +296,11 @@ def test_a_recorded_shim_run_replays_with_every_invariant(
 
 
 def test_the_seed_map_names_real_checks_and_every_check_is_on_it() -> None:
-    from invariants.coverage import GOALS
-    from invariants.liveness import LIVENESS
-    from invariants.protocol import PROTOCOL
-    from invariants.registry import REGISTRY
-    from invariants.seedmap import MAP
+    from invariants.commands.seedmap import MAP
+    from invariants.properties.catalog import REGISTRY
+    from invariants.properties.coverage import GOALS
+    from invariants.properties.liveness import LIVENESS
+    from invariants.properties.protocol import PROTOCOL
 
     known = set(REGISTRY) | set(PROTOCOL) | set(GOALS) | set(LIVENESS)
     named = {c for e in MAP for c in e.checks}
@@ -771,7 +772,7 @@ _FAIR_AND_FIFO = """partitions:
 
 
 def test_a_rival_is_another_live_application_of_the_same_fair_leaf_running_first() -> None:
-    """``add_ask``'s rival (``invariants/rules/work.py``): only in a fair leaf, never the
+    """``add_ask``'s rival (``invariants/actions/work.py``): only in a fair leaf, never the
     asking application itself, and one that already runs when there is one (its usage is
     what a stale order would get wrong)."""
     world = World(1_000.0)
@@ -879,7 +880,7 @@ def test_two_placeholders_confirmed_in_one_request_each_keep_their_node(broken: 
 def test_a_given_configuration_lends_its_users_and_groups_to_the_submissions() -> None:
     """Only the users and groups a given configuration names may submit to its queues; the
     checker's own five would leave such a file checked vacuously."""
-    from invariants.configs import USERS, shape_of
+    from invariants.actions.configs import USERS, shape_of
 
     text = textwrap.dedent("""\
         partitions:

@@ -1,4 +1,5 @@
-"""The checker's own reading of YuniKorn's preemption rules (``invariants/preemption.py``).
+"""The checker's own reading of YuniKorn's preemption rules
+(``invariants/properties/preemptions.py``).
 
 Each case restates a rule of YuniKorn's preemption design or one of its Go
 tests, against the checker's functions, not the core's: the checker must be
@@ -12,10 +13,18 @@ import random
 
 import pytest
 
-from invariants import configs, model, preemption
-from invariants.mutants import applied, by_name
-from invariants.rules import Gen, Scenario, register, work
-from invariants.world import World
+from invariants.actions import (
+    Gen,
+    Scenario,
+    configs,
+    preemption_endings,
+    preemption_stories,
+    register,
+)
+from invariants.modelshim.world import World
+from invariants.properties import preemptions as preemption
+from invariants.readings import model
+from invariants.selftest.mutants import applied, by_name
 from scheduler import si
 from scheduler.trace import Step
 
@@ -252,13 +261,15 @@ def test_a_core_that_preempts_for_a_limit_held_ask_is_caught() -> None:
 
 
 def _ending(config: str, kind: str, ask_leaf: str, victim: str) -> list[str]:
-    """One directed ending of the preemption story (``invariants/rules/work.py``), played
+    """One directed ending of the preemption story (``actions/preemption_endings.py``), played
     alone on a fresh core after the registration; the violations it caused."""
     pool = "second" if kind in ("room", "required") else kind
-    home = next(h for h in work._ending_homes(config)[pool] if h[1:3] == (ask_leaf, victim))
-    play = {"fence": work._fence_ending, "limit": work._limit_ending,
-            "parent": work._parent_ending, "second": work._second_ending,
-            "room": work._room_ending, "required": work._required_ending}[kind]
+    homes = preemption_stories._ending_homes(config)[pool]
+    home = next(h for h in homes if h[1:3] == (ask_leaf, victim))
+    endings = preemption_endings
+    play = {"fence": endings._fence_ending, "limit": endings._limit_ending,
+            "parent": endings._parent_ending, "second": endings._second_ending,
+            "room": endings._room_ending, "required": endings._required_ending}[kind]
     world = World(1_000.0)
     gen = Gen(world, Scenario.draw(1, config), random.Random(1))
     found: list[str] = []

@@ -65,7 +65,7 @@ from pathlib import Path
 
 import pytest
 
-from invariants import replay
+from invariants.random_search import replay
 from scheduler.trace import read_trace
 
 TRACES = sorted((Path(__file__).parent / "data" / "traces").glob("*.jsonl"))
@@ -98,9 +98,9 @@ def test_trace_replays_clean(path: Path) -> None:
 def test_the_fallback_beside_a_confirmed_placeholder_is_a_coverage_goal() -> None:
     """The state the replacement trace found is counted (``gang.fallback_beside_confirmed_
     placeholder``), so a check run shows how often it reaches it."""
-    from invariants.coverage import Coverage
-    from invariants.rules import predicate_for
-    from invariants.world import World
+    from invariants.actions import predicate_for
+    from invariants.modelshim.world import World
+    from invariants.properties.coverage import Coverage
 
     trace = read_trace(Path(__file__).parent / "data" / "traces"
                        / "replacement-fallback-onto-a-placeholder-confirmed-with-it.jsonl")
@@ -119,7 +119,7 @@ def test_a_written_quiescent_trace_keeps_the_closure_as_notes(
     on replay (written as steps, the replayed closure started its budget afresh and the
     counterexample did not reproduce)."""
     from invariants.explore import closure
-    from invariants.replay import QUIESCENCE_NOTE, write
+    from invariants.random_search.replay import QUIESCENCE_NOTE, write
 
     monkeypatch.setattr(closure, "PER_OBJECT", 0)  # the fixed budget of the false alarm
     trace = read_trace(Path(__file__).parent / "data" / "traces"

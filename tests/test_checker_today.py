@@ -1,4 +1,4 @@
-"""The checker drives and judges today's SI (``invariants/bridge.py``)."""
+"""The checker drives and judges today's SI (``invariants/modelshim/bridge.py``)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,19 @@ import json
 import random
 from pathlib import Path
 
-from invariants import bridge, replay
-from invariants.coverage import GOALS, Coverage
-from invariants.rules import Gen, Scenario
-from invariants.runner import CLOCK_START, Options, case_seed, run_case, scheduler_options
-from invariants.world import World
+from invariants.actions import Gen, Scenario
+from invariants.explore import closure
+from invariants.modelshim import bridge
+from invariants.modelshim.world import World
+from invariants.properties.coverage import GOALS, Coverage
+from invariants.random_search import replay
+from invariants.random_search.runner import (
+    CLOCK_START,
+    Options,
+    case_seed,
+    run_case,
+    scheduler_options,
+)
 from scheduler import si
 from scheduler.si import today as t
 from scheduler.trace import Step, header, parse_lines, read_trace
@@ -117,7 +125,7 @@ def test_a_case_end_confirms_in_todays_words() -> None:
     reach the core, which would hold them while the shim thought them gone)."""
     world, problems, _ = run_case(case_seed(1, 0, 20), Options(seed=1, liveness=False))
     assert problems == [] and world.today == {"checker-rm"}
-    end = replay.settle(world)
+    end = closure.settle(world)
     confirmations = [s for s in end.steps if s.call == "update_allocation"]
     assert confirmations and all(bridge.is_today(s) for s in confirmations)
     assert not [v for v in end.violations if not v.invariant.startswith("liveness.")]

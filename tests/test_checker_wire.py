@@ -1,4 +1,4 @@
-"""The checker through the wire: ``check --transport grpc`` (``invariants/wire.py``).
+"""The checker through the wire: ``check --transport grpc`` (``invariants/modelshim/loopback.py``).
 
 A real server on loopback sits between the model shim and the core, so every rule also
 judges the server; the wire's own rules (``wire.*``) catch broken servers that no
@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from invariants import wire
-from invariants.mutants import SERVERS, applied, by_name
-from invariants.protocol import PROTOCOL
-from invariants.replay import run as replay
-from invariants.replay import save
-from invariants.runner import Options, search
-from invariants.world import World
+from invariants.modelshim import loopback as wire
+from invariants.modelshim.world import World
+from invariants.properties.protocol import PROTOCOL
+from invariants.random_search.replay import run as replay
+from invariants.random_search.replay import save
+from invariants.random_search.runner import Options, search
+from invariants.selftest.mutants import SERVERS, applied, by_name
 from scheduler import si
 from scheduler.cli import main
 from scheduler.trace import Step, read_trace

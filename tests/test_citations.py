@@ -13,7 +13,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from invariants.docs import render
+from invariants.commands.docs import render
 from statemachines.sources import SOURCES, markdown_table
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from invariants.world import World
+from invariants.modelshim.world import World
 from scheduler import ManualClock, Scheduler, si
 from scheduler.cli import main
 from scheduler.config import MAX_ALIAS_NODES, MAX_CONFIG_CHARS, MAX_CONFIG_DEPTH, parse_config
@@ -453,7 +453,7 @@ def test_libyaml_and_the_pure_python_reader_agree_on_every_kind_of_configuration
         monkeypatch: pytest.MonkeyPatch) -> None:
     import random
 
-    from invariants import configs
+    from invariants.actions import configs
     texts = [p.read_text() for p in sorted(Path(__file__).parent.joinpath(
         "data", "configs").glob("*.yaml"))]
     rng = random.Random(20261126)

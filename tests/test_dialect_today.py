@@ -553,7 +553,7 @@ def test_a_trace_records_todays_steps_and_reads_them_back(tmp_path: Any) -> None
     with pytest.raises(TraceError, match="dialect"):
         parse_lines([json.dumps(header(CONFIG, 0.0, dialect="klingon"))])
 
-    from invariants import replay
+    from invariants.random_search import replay
     judged = replay.run(trace)                # judged through the checker's own reading
     assert judged.violation is None and judged.steps == 2
 

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from invariants import liveness, model, shim
 from invariants.explore import SCOPES, Options, closure, search, texts
 from invariants.explore.closure import run as quiesce
 from invariants.explore.fingerprint import FIELDS, SHIM_FIELDS, fingerprint
 from invariants.explore.search import node_classes, replay_path, root, take
-from invariants.mutants import applied, by_name
-from invariants.world import World
+from invariants.modelshim.world import World
+from invariants.properties import liveness
+from invariants.readings import model, shim
+from invariants.selftest.mutants import applied, by_name
 from scheduler import objects, si
 from scheduler.cli import main
 from scheduler.trace import Step

@@ -1,6 +1,6 @@
 """The defects of YuniKorn the design findings point at (``docs/findings/``), as SI traffic.
 
-Each variant core of ``invariants/variants.py`` follows YuniKorn's code path for one
+Each variant core of ``invariants/selftest/variants.py`` follows YuniKorn's code path for one
 flow. Its trace in ``tests/data/findings/`` is what the explorer found on that variant
 from scratch (``yunikorn-fsm explore --variant NAME --scope findings``): it replays to
 the violation on the variant and to a pass on this core.
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from invariants.explore import SCOPES, Options, search
-from invariants.mutants import MUTANTS
-from invariants.replay import run as replay
-from invariants.variants import VARIANTS, applied, by_name
+from invariants.random_search.replay import run as replay
+from invariants.selftest.mutants import MUTANTS
+from invariants.selftest.variants import VARIANTS, applied, by_name
 from scheduler import si
 from scheduler.cli import main
 from scheduler.trace import read_trace
@@ -102,7 +102,7 @@ def test_replay_takes_a_variant_by_name(capsys: pytest.CaptureFixture[str]) -> N
     ({}, False),
 ])
 def test_force_create_is_read_as_yunikorn_reads_it(tags: dict[str, str], forced: bool) -> None:
-    from invariants import model
+    from invariants.readings import model
     from scheduler.partition import apps
 
     assert apps.force_created(tags) is forced

@@ -19,8 +19,8 @@ import pytest
 
 import invariants
 from invariants import REGISTRY, CheckContext, LifecycleRecorder, Violation, check_all
-from invariants.registry import Invariant, invariant, results
-from invariants.shim import REQUIRED_NODE
+from invariants.properties.catalog import Invariant, invariant, results
+from invariants.readings.shim import REQUIRED_NODE
 from scheduler import ManualClock, Scheduler, si
 from scheduler.partition import Partition
 
@@ -90,7 +90,7 @@ class World:
 
     def ctx(self) -> CheckContext:
         """Everything a check may use; the world was built ending with ``schedule()``."""
-        from invariants import model
+        from invariants.readings import model
 
         return CheckContext(self.api, recorder=self.recorder, shim_view=self.shim.view,
                             extra={"after_schedule": True,

@@ -1,6 +1,6 @@
 """The checker proves its teeth: every deliberately broken core is caught by a bounded check.
 
-Each mutant of ``invariants/mutants.py`` is a small edit of the real core that
+Each mutant of ``invariants/selftest/mutants.py`` is a small edit of the real core that
 breaks one rule of the seeds. A search with a fixed seed must find a
 violation within the self-test's budget of test cases (a number, not seconds:
 the verdict does not depend on the machine's load; ``docs/checker.md`` has the
@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from invariants.mutants import LITERAL, MUTANTS, STALLED, applied, by_name
-from invariants.replay import run as replay
-from invariants.replay import save
-from invariants.runner import Options, search
-from invariants.selftest import CORES, EXAMPLES, hunt
-from invariants.shrink import shrink
+from invariants.random_search.replay import run as replay
+from invariants.random_search.replay import save
+from invariants.random_search.runner import Options, search
+from invariants.random_search.shrink import shrink
+from invariants.selftest.hunt import CORES, EXAMPLES, hunt
+from invariants.selftest.mutants import LITERAL, MUTANTS, STALLED, applied, by_name
 from scheduler.trace import read_trace
 
 BUDGET = 45.0

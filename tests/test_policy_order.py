@@ -129,7 +129,7 @@ def checked(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def check_all(env: Env) -> None:
     """Every queue's kept order against the reference, between calls."""
-    from invariants.view import partitions
+    from invariants.readings.view import partitions
 
     for p in partitions(env.api):
         assert not any(a.resting for a in p.apps.values())
@@ -221,7 +221,7 @@ def test_kept_orders_equal_a_full_sort(
     first_asks: list[tuple[Any, ...]], ops: list[tuple[Any, ...]],
 ) -> None:
     env = Env(texts[0])
-    from invariants.view import partitions
+    from invariants.readings.view import partitions
 
     part = partitions(env.api)[0]
     apps: list[str] = []
@@ -286,7 +286,7 @@ def test_fair_order_follows_the_capacity_when_a_node_comes(checked: None) -> Non
     changes the memory:vcore ratio of the capacity reorders the applications at once."""
     env = Env(config("- name: a\n  properties:\n    application.sort.policy: fair\n"
                      "    application.sort.priority: disabled\n- name: b"))
-    from invariants.view import partitions
+    from invariants.readings.view import partitions
 
     part = partitions(env.api)[0]
     env.add_node("n1", 100, vcore=100)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import json
 
-from invariants import replay
+from invariants.random_search import replay
 from scheduler import si
 from scheduler.trace import Step, Trace, header
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from invariants import quantities as qty
+from invariants.readings import arithmetic as qty
 from scheduler import resources as res
 
 TYPES = st.sampled_from(["memory", "vcore", "gpu", "pods"])
@@ -114,7 +114,7 @@ def test_to_str_is_stable() -> None:
 @given(signed, signed)
 def test_the_checkers_arithmetic_agrees_with_a_per_type_reading(
         a: dict[str, int], b: dict[str, int]) -> None:
-    """``invariants.quantities`` is the checker's own arithmetic (never the core's): its
+    """``invariants.readings.arithmetic`` is the checker's own arithmetic (never the core's): its
     sum, difference and equality are the per-type ones, a missing type counting as zero."""
     types = sorted(set(a) | set(b))
     plus, minus = qty.plus(a, b), qty.minus(a, b)

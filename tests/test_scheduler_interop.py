@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from scenario_helpers import NA, Env, config, res
 
-from invariants.world import World
+from invariants.modelshim.world import World
 from scheduler import si
 from scheduler.trace import Step
 

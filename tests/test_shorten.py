@@ -1,14 +1,15 @@
-"""The breadth-first shortening of a shrunk counterexample (``invariants/shorten.py``)."""
+"""The breadth-first shortening of a shrunk counterexample
+(``invariants/random_search/shorten.py``)."""
 
 from __future__ import annotations
 
 import math
 
-from invariants.mutants import applied, by_name
-from invariants.runner import Options, search
-from invariants.selftest import EXAMPLES
-from invariants.shorten import alphabet, shorten
-from invariants.shrink import fails, shrink
+from invariants.random_search.runner import Options, search
+from invariants.random_search.shorten import alphabet, shorten
+from invariants.random_search.shrink import fails, shrink
+from invariants.selftest.hunt import EXAMPLES
+from invariants.selftest.mutants import applied, by_name
 from scheduler import si
 from scheduler.trace import Step
 

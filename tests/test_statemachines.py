@@ -239,7 +239,7 @@ def test_lifecycles_page_embeds_current_diagrams() -> None:
 
 
 def test_invariants_page_is_generated_from_the_registry() -> None:
-    from invariants.docs import render
+    from invariants.commands.docs import render
 
     assert (DOCS / "invariants.md").read_text(encoding="utf-8") == render(), (
         "docs/invariants.md is stale: run `yunikorn-fsm invariants --markdown > "
@@ -247,14 +247,14 @@ def test_invariants_page_is_generated_from_the_registry() -> None:
 
 
 def test_gang_page_is_generated_from_the_flows() -> None:
-    from invariants.flows import render
+    from invariants.commands.flows import render
 
     assert (DOCS / "gang.md").read_text(encoding="utf-8") == render(), (
         "docs/gang.md is stale: run `yunikorn-fsm flows --markdown > docs/gang.md`")
 
 
 def test_gang_flows_end_in_the_states_the_seed_describes() -> None:
-    from invariants.flows import cleanup_flow, generic_flow, timeout_flow
+    from invariants.commands.flows import cleanup_flow, generic_flow, timeout_flow
 
     assert generic_flow().states[-1] == "Running"
     assert timeout_flow("Hard").states[-2:] == ["Failing", "Failed"]

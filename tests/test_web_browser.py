@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from web_helpers import TRACE, dump_counts, populated, served
 
-from invariants.coverage import Coverage, declared_edges
+from invariants.properties.coverage import Coverage, declared_edges
 from scheduler.cli import main
 
 CHROMIUM = "/usr/bin/chromium"

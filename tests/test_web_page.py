@@ -24,8 +24,9 @@ from web_helpers import (
     served,
 )
 
-from invariants import mutants, webview
-from invariants.coverage import Coverage, declared_edges
+from invariants.commands import webview
+from invariants.properties.coverage import Coverage, declared_edges
+from invariants.selftest import mutants
 from scheduler.cli import main
 
 ASSETS = ROOT / "scheduler" / "rest" / "assets"

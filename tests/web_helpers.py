@@ -12,7 +12,7 @@ from typing import Any
 
 from scenario_helpers import Env, config
 
-from scheduler.rest.server import RestServer
+from scheduler.rest.http_server import RestServer
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACES = ROOT / "tests" / "data" / "traces"

@@ -16,7 +16,7 @@ from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from .cluster import ClusterError, alive
+from invariants.campaign.ray_cluster import ClusterError, alive
 
 MAX_ATTEMPTS = 4
 """Runs of one unit before the campaign gives up on it (the cluster is losing every node)."""

@@ -4,10 +4,10 @@
 says when two states are one, ``closure`` drives a state to rest for the
 liveness properties, and ``search`` runs the breadth-first search (in worker
 processes when asked). ``yunikorn-fsm explore`` is its command line
-(``invariants/explore/cli.py``).
+(``invariants/commands/explorer.py``).
 """
 
-from .scope import SCOPES, Scope
-from .search import Options, Result, search
+from invariants.explore.scope import SCOPES, Scope
+from invariants.explore.search import Options, Result, search
 
 __all__ = ["SCOPES", "Options", "Result", "Scope", "search"]

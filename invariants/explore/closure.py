@@ -4,7 +4,7 @@ From a state, the shim confirms every release the core started, sends
 nothing new, the clock passes every live timer, and ``schedule()`` runs,
 round after round, until a round changes nothing; then the clock jumps a
 day and the rounds go on until even that changes nothing. The liveness
-properties (``invariants/liveness.py``) are judged there. The steps are
+properties (``invariants/properties/liveness.py``) are judged there. The steps are
 deterministic, so the closure of a state is a function of its fingerprint:
 every fingerprint met on the way is remembered with the verdict, and a later
 closure that meets one stops there.
@@ -16,12 +16,12 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from invariants.explore.scope import next_live_timer, pending_confirmations
+from invariants.modelshim import bridge
+from invariants.modelshim.world import World
+from invariants.properties import liveness
+from invariants.properties.catalog import Violation
 from scheduler.trace import Step
-
-from .. import bridge, liveness
-from ..registry import Violation
-from ..world import World
-from .scope import next_live_timer, pending_confirmations
 
 ROUNDS = 40
 """Rounds without rest, beyond the world's own work (``budget``), before the closure calls
@@ -50,7 +50,7 @@ class Closure:
 
 def confirm_all(world: World) -> list[Step]:
     """One request per running RM confirming every release the core started, in the SI
-    the RM speaks (today's by key, through ``invariants/bridge.py``)."""
+    the RM speaks (today's by key, through ``invariants/modelshim/bridge.py``)."""
     out = []
     for rm_id, rv in sorted(world.shim.rms.items()):
         if rv.paused or rv.stopped:
@@ -152,6 +152,15 @@ def run(world: World, fingerprint: Callable[[World], int],
                                     "timers and cycles (the world's own work allows "
                                     f"{rounds - ROUNDS} of them)")]
     return closure, _remember(memo, met, closure)
+
+
+def settle(world: World, properties: Sequence[str] | None = None) -> Closure:
+    """Drive the world to rest (confirm every release, pass every timer) and judge the
+    liveness ``properties`` there (default: every one)."""
+    from invariants.explore.fingerprint import fingerprint
+
+    end, _ = run(world, fingerprint, properties=properties)
+    return end
 
 
 def _judge(world: World, closure: Closure, memo: dict[int, tuple[str, ...]] | None,

@@ -37,12 +37,12 @@ from typing import Any
 import orjson
 import xxhash
 
+from invariants.modelshim.configured import CLEAN_INTERVAL
+from invariants.modelshim.world import World
+from invariants.properties import scheduling
+from invariants.readings import view
+from invariants.readings.shim import COMPLETING_TIMEOUT, RETENTION
 from scheduler.preemption import ATTEMPT_INTERVAL, DEFAULT_DELAY
-
-from .. import scheduling, view
-from ..configured import CLEAN_INTERVAL
-from ..shim import COMPLETING_TIMEOUT, RETENTION
-from ..world import World
 
 TERMINATED = ("Completed", "Failed", "Rejected", "Expired")
 

@@ -19,9 +19,9 @@ from typing import Any
 import orjson
 import xxhash
 
-from .fingerprint import canonical
-from .scope import Scope
-from .search import freeze, root, take, thaw
+from invariants.explore.fingerprint import canonical
+from invariants.explore.scope import Scope
+from invariants.explore.search import freeze, root, take, thaw
 
 
 def _paths(scope: Scope, depth: int, limit: int) -> list[list[int]]:

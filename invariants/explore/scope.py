@@ -15,16 +15,10 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
-from scheduler import si
-from scheduler.trace import Step
-
-from .. import answers, bridge, model, preemption, view
-from ..configs import CORE
-from ..rules.rm import resync
-from ..shim import REQUIRED_NODE, AllocView, RMView
-from ..world import World
-from .fingerprint import backoff_matters
-from .texts import (
+from invariants.actions.configs import CORE
+from invariants.actions.rm_events import resync
+from invariants.explore.fingerprint import backoff_matters
+from invariants.explore.texts import (
     ADMISSION,
     CONFIG,
     LIMITS,
@@ -36,6 +30,13 @@ from .texts import (
     TEMPLATE,
     WIDE,
 )
+from invariants.modelshim import answers, bridge
+from invariants.modelshim.world import World
+from invariants.properties import preemptions as preemption
+from invariants.readings import model, view
+from invariants.readings.shim import REQUIRED_NODE, AllocView, RMView
+from scheduler import si
+from scheduler.trace import Step
 
 RM_ID = "explore-rm"
 RESERVATION_DELAY = 2.0
@@ -107,7 +108,7 @@ class Scope:
     """Searched by ``explore --self-test`` (a scope meant for a cluster is not)."""
     dialect: str = "seed"
     """The SI the RM speaks: ``today`` registers it so, and every action's steps are said
-    in today's words by the checker's own reading (``invariants.bridge.speak``)."""
+    in today's words by the checker's own reading (``invariants.modelshim.bridge.speak``)."""
 
     def alphabet(self) -> list[Action]:
         """Every action of the scope, in a fixed order (the order children are explored)."""

@@ -29,16 +29,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from invariants.actions import predicate_for
+from invariants.actions.draw import CLOCK_START
+from invariants.explore import closure
+from invariants.explore.fingerprint import fingerprint
+from invariants.explore.scope import RESERVATION_DELAY, Action, Scope
+from invariants.modelshim.world import World
+from invariants.properties.catalog import Violation
+from invariants.readings import model, view
 from scheduler.trace import Step
-
-from .. import model, view
-from ..registry import Violation
-from ..rules import predicate_for
-from ..runner import CLOCK_START
-from ..world import World
-from . import closure
-from .fingerprint import fingerprint
-from .scope import RESERVATION_DELAY, Action, Scope
 
 
 @dataclass(frozen=True)
@@ -322,7 +321,7 @@ Progress = Callable[[Stats, int, bool], None]
 class Store:
     """The visited states with their parent pointers, and how a level is expanded: here,
     in this process (and forked workers). A campaign keeps them on a cluster instead
-    (``invariants/campaign/explore.py``)."""
+    (``invariants/campaign/frontier.py``)."""
 
     def __init__(self, root_fp: int) -> None:
         self.pointers: dict[int, tuple[int, int]] = {root_fp: (-1, -1)}

@@ -23,7 +23,7 @@ from . import (
     eligibility,
     gang,
     ledger,
-    preemption,
+    preemptor,
     queues,
     quota_preemption,
     required_node,
@@ -157,7 +157,7 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
             over = eligibility.queue_headroom(app, ask)
             if over:
                 failed.add((app.id, ask.key))
-                if ask.preempt_other and preemption.try_preempt(p, app, ask, False, budget):
+                if ask.preempt_other and preemptor.try_preempt(p, app, ask, False, budget):
                     return PROGRESS
                 allocate.set_scheduling_state(p, ask, SS.SKIPPED, over)
                 continue
@@ -191,7 +191,7 @@ def try_leaf(p: PartitionState, queue: Queue) -> int:
             reserved = allocate.reserve_or_fail(p, app, ask, report=False)
             if reserved != allocate.NEW_RESERVATION:
                 no_node.add((app.id, ask.key))
-                if preemption.try_preempt(p, app, ask, True, budget):
+                if preemptor.try_preempt(p, app, ask, True, budget):
                     return PROGRESS
                 unschedulable += 1
             if reserved == allocate.NO_RESERVATION:

@@ -121,7 +121,7 @@ def run_serve(args: argparse.Namespace) -> int:
     server = Server(api, options)
     rest = None
     if rest_port is not None:
-        from scheduler.rest.server import RestServer
+        from scheduler.rest.http_server import RestServer
 
         try:
             rest = RestServer(api, args.host, rest_port)
@@ -187,8 +187,8 @@ def run_bench(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"yunikorn-fsm bench: {problem}", file=sys.stderr)
         return 2
-    from .bench import run_bench as bench
-    from .bench import run_soak
+    from .grpc_bench import run_bench as bench
+    from .grpc_bench import run_soak
 
     if args.soak is not None:
         if args.soak <= 0 or args.rms < 1:

@@ -1,0 +1,1 @@
+"""The random search: seeded cases, their counterexamples (replay, shrink, shorten)."""

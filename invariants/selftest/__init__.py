@@ -1,0 +1,1 @@
+"""The self-test: the deliberately broken cores and the hunt for each."""
