@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from hypothesis import HealthCheck, settings
+
 from invariants.random_search.runner import usable_cores
 
 settings.register_profile(

@@ -23,7 +23,7 @@ from invariants.campaign import frontier as campaign_explore
 from invariants.campaign.ray_cluster import connected
 from invariants.commands import killscore
 from invariants.commands.checker import configuration_warnings_quiet
-from invariants.explore.scope import SCOPES
+from invariants.explore.named_scopes import SCOPES
 from invariants.explore.search import Options as ExploreOptions
 from invariants.explore.search import search as explore_here
 from invariants.random_search import replay, runner, shrink

@@ -22,8 +22,10 @@ from invariants.commands.common import (
     on_variant,
     usage_errors_exit_2,
 )
-from invariants.explore.scope import KINDS, RESERVATION_DELAY, SCOPES, Scope
+from invariants.explore.named_scopes import SCOPES
+from invariants.explore.scope import RESERVATION_DELAY, Scope
 from invariants.explore.search import Options, Result, Stats, replay_path, search
+from invariants.explore.texts import KINDS
 from invariants.random_search import replay
 from invariants.random_search.quiet import configuration_warnings_quiet
 from scheduler.errors import ConfigError

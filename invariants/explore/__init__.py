@@ -7,7 +7,8 @@ processes when asked). ``yunikorn-fsm explore`` is its command line
 (``invariants/commands/explorer.py``).
 """
 
-from invariants.explore.scope import SCOPES, Scope
+from invariants.explore.named_scopes import SCOPES
+from invariants.explore.scope import Scope
 from invariants.explore.search import Options, Result, search
 
 __all__ = ["SCOPES", "Options", "Result", "Scope", "search"]

@@ -1,4 +1,5 @@
-"""The queue configurations the named scopes run on (``scope.py``)."""
+"""The scopes' texts: what each kind of action does, and the queue configurations the
+named scopes run on (``scope.py``, ``named_scopes.py``)."""
 
 from __future__ import annotations
 
@@ -212,3 +213,48 @@ partitions:
 """The ``routing`` scope's configuration: two partitions with the same queue names, so a
 request naming the wrong one names a partition that exists and does not hold the
 application."""
+
+
+KINDS: dict[str, str] = {
+    "node": "the RM registers a node of the scope (CREATE)",
+    "submit": "an application of the scope is submitted",
+    "placeholders": "a gang's placeholder pods are sent (one ask, a repeat per member)",
+    "ask": "an ask of an application is sent (a real pod)",
+    "schedule": "a scheduling cycle",
+    "confirm": "the shim confirms the first release the core started",
+    "confirm_twice": "the shim confirms the first release the core started, twice",
+    "release": "a pod ends: the RM releases an application's first real allocation",
+    "release_placeholder": "a placeholder pod is deleted outside the scheduler (a user, an "
+                           "eviction): the RM releases an application's first placeholder, "
+                           "also while the core is replacing it",
+    "confirm_unasked": "the RM ends a running allocation the core never released with "
+                       "TIMEOUT, a type only the core starts: it goes, unanswered",
+    "resend": "an informer resync: an ask whose repeats all run is sent again, unchanged",
+    "resize": "an ask whose repeats all run is sent again 5 memory larger (a pod resized in "
+              "place): it asks for no new repeat, so the core must refuse it",
+    "remove_ask": "the RM withdraws a pending ask",
+    "remove_app": "the RM removes an application",
+    "tick": "the clock jumps to the next live timer, then a cycle",
+    "wait": "the clock passes the preemption.delay of the pending ask that may preempt and "
+            "is the first to reach it (or, when every such ask is past its delay, the 15 s "
+            "between two preemption checks), then a cycle; read from what the shim sent "
+            "and its configuration, not from the core",
+    "occupy": "UPDATE of a node: something outside the scheduler occupies 10 memory on it, "
+              "or stops doing so",
+    "drain": "DRAIN_NODE of a schedulable node",
+    "restore": "DRAIN_TO_SCHEDULABLE of a draining node",
+    "decommission": "DECOMISSION of a node",
+    "restart": "the RM loses its connection, registers again and resyncs (002 recovery)",
+    "reload": "the administrator lowers the parent's max, or puts it back",
+    "misroute": "a request names partition `other`, which does not hold the application: a "
+                "new ask, the withdrawal of its first pending ask, the release of its first "
+                "running allocation, or its removal",
+    "stray": "a release the ids or type alone do not decide: an ask release naming a key "
+             "the application does not have, or of its first pending ask with a type only "
+             "the core starts (TIMEOUT), both ignored; the release of its first running "
+             "allocation under an unknown application (ignored), or with no termination "
+             "type (the RM's own: it goes, confirmed STOPPED_BY_RM)",
+    "misact": "a node action its node's state does not allow (DRAIN_NODE of a draining node, "
+              "DRAIN_TO_SCHEDULABLE of a schedulable one) or one the SI does not define",
+}
+"""Every kind of action, in the order the alphabet lists them."""

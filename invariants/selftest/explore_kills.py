@@ -14,7 +14,7 @@ import multiprocessing
 import sys
 from dataclasses import dataclass
 
-from invariants.explore.scope import SCOPES
+from invariants.explore.named_scopes import SCOPES
 from invariants.explore.search import Options, search
 from invariants.selftest.mutants import LITERAL, MUTANTS, STALLED, applied, by_name
 
