@@ -21,7 +21,6 @@ import gc
 import io
 import multiprocessing
 import pickle
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Container, Iterator, Sequence
@@ -216,11 +215,17 @@ def take(world: World, action: Action, invariants: bool = True) -> tuple[list[Vi
 # ---------------------------------------------------------------- expansion
 
 _SHARED: dict[str, object] = {}
-"""What forked workers inherit: the options and the visited set as of the level's start."""
+"""What forked workers inherit: the options, the visited set as of the level's start, and
+the level's chunks."""
 
 
-def _expand(task: tuple[list[Parent], bool]) -> list[tuple[int, list[Child]]]:
-    parents, last = task
+def _expand(index: int) -> list[tuple[int, list[Child]]]:
+    """The children of the level's chunk ``index``. A task is only its index: a chunk of
+    snapshots sent through the pool's pipe could fill it, and a pool ended early (a
+    violation found) would then wait for ever on the thread that feeds the pipe."""
+    chunks = _SHARED["chunks"]
+    assert isinstance(chunks, list)
+    parents, last = chunks[index]
     opts = _SHARED["opts"]
     visited = _SHARED["visited"]
     memo = _SHARED.setdefault("memo", {})
@@ -418,12 +423,12 @@ def _level(frontier: list[Parent], opts: Options, visited: dict[int, tuple[int, 
         for i in range(0, len(frontier), 16):
             yield from expand(frontier[i:i + 16], opts, visited, memo, last)
         return
-    _SHARED.update(opts=opts, visited=visited, memo=memo)
     size = max(1, min(64, len(frontier) // (opts.workers * 4)))
     chunks = [(frontier[i:i + size], last) for i in range(0, len(frontier), size)]
-    ctx = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
+    _SHARED.update(opts=opts, visited=visited, memo=memo, chunks=chunks)
+    ctx = multiprocessing.get_context("fork")
     with ctx.Pool(opts.workers) as pool:
-        for part in pool.imap(_expand, chunks):
+        for part in pool.imap(_expand, range(len(chunks))):
             yield from part
 
 

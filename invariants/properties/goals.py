@@ -227,7 +227,7 @@ LIMIT_HOLDERS = (
     ("on_leaf", "a user or group limit on its leaf"),
 )
 """The limits that hold an ask or an application back, by whom they name and where
-(``World._limit_held``): one goal each, ``limits.held_by_<label>``."""
+(``modelshim/step_coverage.py``): one goal each, ``limits.held_by_<label>``."""
 
 
 def _limit_goals() -> None:
