@@ -24,23 +24,7 @@ partitions:
 """Two leaves under a parent with a max; ``gangs`` is fifo (gangs are allowed there),
 ``batch`` is fair (a gang submitted there is rejected, ``001``)."""
 
-WIDE = """\
-partitions:
-  - name: default
-    queues:
-      - name: root
-        submitacl: "*"
-        queues:
-          - name: parent
-            resources:
-              max: {memory: 30}
-            queues:
-              - name: gangs
-                properties:
-                  application.sort.policy: fifo
-              - name: batch
-                properties:
-                  application.sort.policy: fair
+WIDE = CONFIG + """\
           - name: other
             resources:
               max: {memory: 20}
