@@ -10,56 +10,33 @@ order).
 
 from __future__ import annotations
 
-import functools
 import gc
 import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, ClassVar
+from typing import Any
 
-import statemachines
-from statemachines import Lifecycle, Observer
+from statemachines import Observer
 
 from . import si
-from .callback import (
-    REQUIRED_METHODS,
-    ResourceManagerCallback,
-    predicates_of,
-    preemption_predicates_of,
-)
+from .callback import ResourceManagerCallback
 from .clock import Clock, SystemClock
-from .config import DEFAULT_CONFIG_YAML, SchedulerConfig, parse_config
 from .context import DEFAULT_RESERVATION_DELAY, CoreContext
 from .delivery import Delivery, Dispatcher
-from .dialect import (
-    Dialect,
-    TodayCallback,
-    TodayRequests,
-    seed_only,
-    today_allocation_request,
-    today_node_request,
-)
+from .dialect import Dialect, seed_only, today_allocation_request, today_node_request
 from .dump import dump_partition
 from .errors import ConfigError, UnknownResourceManager
 from .partition import Partition
+from .resource_manager import (
+    NODE_PARTITION_ATTRIBUTE,
+    ResourceManager,
+    check_callback,
+    configuration,
+)
 from .si import today
 
 log = logging.getLogger("yunikorn_fsm")
-
-NODE_PARTITION_ATTRIBUTE = "si/node-partition"
-
-
-@functools.lru_cache(maxsize=64)
-def _parsed(text: str) -> SchedulerConfig:
-    """A configuration parsed once per distinct text.
-
-    RMs re-send the same ``queues.yaml`` on every registration and reload, and
-    parsing dominates those calls. The core only reads a parsed configuration
-    (queues copy what they need), so one parsed object can serve every call;
-    an invalid text raises ``ConfigError`` each time (exceptions are not cached).
-    """
-    return parse_config(text)
 
 
 @contextmanager
@@ -84,70 +61,6 @@ def _expect(value: object, cls: type | tuple[type, ...], call: str) -> None:
             else f"{'si.today' if c.__module__ == today.__name__ else 'si'}.{c.__name__}"
             for c in classes)
         raise TypeError(f"Scheduler.{call} takes {wanted}, not {type(value).__name__}")
-
-
-def _check_callback(callback: object) -> None:
-    """Refuse, at registration, a callback the core could not deliver to later."""
-    missing = [m for m in REQUIRED_METHODS if not callable(getattr(callback, m, None))]
-    if missing:
-        raise TypeError(
-            f"the callback {type(callback).__name__} lacks {', '.join(missing)}: a "
-            f"ResourceManagerCallback implements {', '.join(REQUIRED_METHODS)} "
-            "(predicates and preemption_predicates are optional)")
-    for optional in ("predicates", "preemption_predicates"):
-        method = getattr(callback, optional, None)
-        if method is not None and not callable(method):
-            raise TypeError(
-                f"the callback {type(callback).__name__}'s {optional} is not callable")
-
-
-class ResourceManager:
-    """A registered RM: its callback, configuration and partitions."""
-
-    LIFECYCLE: ClassVar[Lifecycle] = statemachines.RM
-    __slots__ = (
-        "callback", "config_text", "dialect", "id", "partitions", "paused_at", "policy_group",
-        "state", "today",
-    )
-
-    def __init__(
-        self, rm_id: str, callback: ResourceManagerCallback, policy_group: str, config_text: str
-    ) -> None:
-        self.state = self.LIFECYCLE.initial
-        self.id = rm_id
-        self.callback = callback
-        self.policy_group = policy_group
-        self.config_text = config_text
-        self.partitions: dict[str, Partition] = {}
-        self.paused_at: float | None = None
-        self.dialect: Dialect | None = None
-        """The SI this RM speaks, once a request said (``scheduler.dialect``)."""
-        self.today: TodayRequests | None = None
-        """Today's requests as the core's operations, for an RM that speaks today's SI."""
-
-    @property
-    def event_id(self) -> str:
-        return self.id
-
-
-class _Ports:
-    """What the translation of today's SI may do for one RM (bound methods: a scheduler's
-    state is copied by pickling, which closures would not survive)."""
-
-    __slots__ = ("core", "rm")
-
-    def __init__(self, core: CoreContext, rm: ResourceManager) -> None:
-        self.core = core
-        self.rm = rm
-
-    def partition(self, name: str) -> Partition | None:
-        return self.rm.partitions.get(name or si.DEFAULT_PARTITION)
-
-    def reject(self, app_id: str, key: str, why: str) -> None:
-        self.core.reject_ask(self.rm.id, app_id, key, why)
-
-    def note(self, kind: si.EventRecordType, object_id: str, text: str, reference: str) -> None:
-        self.core.event(self.rm.id, kind, object_id, text, reference_id=reference)
 
 
 class Scheduler:
@@ -257,11 +170,6 @@ class Scheduler:
                              f"resource manager {rm_id}: {count} {what} ignored: "
                              f"{self._refuse(rm_id)}")
 
-    @staticmethod
-    def _partition(rm: ResourceManager, name: str) -> Partition | None:
-        """The RM's partition by name; an empty name means ``default``."""
-        return rm.partitions.get(name or si.DEFAULT_PARTITION)
-
     def _uuid_taken(self, uuid: str) -> bool:
         for rm in self._rms.values():
             for p in rm.partitions.values():
@@ -303,22 +211,19 @@ class Scheduler:
         registers again.
         """
         _expect(request, si.RegisterResourceManagerRequest, "register_resource_manager")
-        _check_callback(callback)
+        check_callback(callback)
         speaks = None if dialect is None else Dialect(dialect)
-        config = self._parse(request.config)
+        config = configuration(request.config)
         with self._transaction():
             old = self._rms.get(request.rm_id)
             if old is not None:
-                self._drop_rm(old)
+                old.drop(self._core)
             rm = ResourceManager(request.rm_id, callback, request.policy_group, request.config)
             self._rms[rm.id] = rm
             for pc in config.partitions:
-                partition = Partition(self._core, rm.id, pc)
-                partition.predicates = predicates_of(callback)
-                partition.preemption_predicates = preemption_predicates_of(callback)
-                rm.partitions[pc.name] = partition
+                rm.add_partition(self._core, pc)
             if speaks is not None:
-                self._speak(rm, speaks)
+                rm.speak(self._core, speaks)
             self._core.fire(rm, "register", rm.id)
         return si.RegisterResourceManagerResponse()
 
@@ -327,41 +232,6 @@ class Scheduler:
         with self.lock:
             rm = self._rms.get(rm_id)
             return rm.dialect if rm is not None else None
-
-    def _speak(self, rm: ResourceManager, dialect: Dialect) -> bool:
-        """Whether ``rm`` speaks ``dialect``, deciding it when nothing has yet."""
-        if rm.dialect is None:
-            rm.dialect = dialect
-            if dialect is Dialect.TODAY:
-                rm.callback = TodayCallback(rm.callback)
-                ports = _Ports(self._core, rm)
-                rm.today = TodayRequests(ports.partition, ports.reject, ports.note,
-                                         self._core.new_uuid)
-        return rm.dialect is dialect
-
-    def _other_dialect(self, rm: ResourceManager, dialect: Dialect, fields: str) -> str:
-        """Why a request of ``dialect`` is refused for ``rm``."""
-        assert rm.dialect is not None
-        return (f"resource manager {rm.id} speaks {rm.dialect.label}, and this request uses "
-                f"{dialect.label}{f' ({fields})' if fields else ''}: one registration speaks "
-                "one dialect; register again to change")
-
-    @staticmethod
-    def _parse(text: str) -> SchedulerConfig:
-        """The configuration ``text`` gives; YuniKorn's default when it has no partitions."""
-        config = _parsed(text)
-        if not config.partitions:
-            config = _parsed(DEFAULT_CONFIG_YAML)
-        for warning in config.warnings:
-            log.warning("configuration: %s", warning)
-        return config
-
-    def _drop_rm(self, rm: ResourceManager, trigger: str = "shutdown") -> None:
-        for partition in rm.partitions.values():
-            partition.stop()
-        rm.partitions.clear()
-        if rm.state != "Stopped":
-            self._core.fire(rm, trigger, rm.id)
 
     def _expire_paused(self) -> None:
         """Stop every RM paused for longer than ``rm_pause_timeout`` (``002`` "timeout")."""
@@ -372,7 +242,7 @@ class Scheduler:
         for rm in list(self._rms.values()):
             if rm.state == "Paused" and rm.paused_at is not None \
                     and now >= rm.paused_at + timeout:
-                self._drop_rm(rm, "time_out")
+                rm.drop(self._core, "time_out")
                 self._core.event(rm.id, si.EventRecordType.UNKNOWN_EVENTRECORD_TYPE, rm.id,
                                  f"resource manager {rm.id} stopped: paused for {timeout:g} s "
                                  "without registering again")
@@ -392,12 +262,12 @@ class Scheduler:
         with self._transaction():
             rm = self._rms.get(rm_id)
             if rm is not None and rm.state != "Stopped":
-                self._drop_rm(rm)
+                rm.drop(self._core)
 
     def update_configuration(self, request: si.UpdateConfigurationRequest) -> None:
         """Hot reload (``003`` "Update and Remove partition"); invalid -> ConfigError."""
         _expect(request, si.UpdateConfigurationRequest, "update_configuration")
-        config = self._parse(request.config)
+        config = configuration(request.config)
         with self._transaction():
             rm = self._rms.get(request.rm_id)
             if rm is None:
@@ -413,10 +283,7 @@ class Scheduler:
             for name, pc in wanted.items():
                 partition = rm.partitions.get(name)
                 if partition is None or partition.state == "Stopped":
-                    partition = Partition(self._core, rm.id, pc)
-                    partition.predicates = predicates_of(rm.callback)
-                    partition.preemption_predicates = preemption_predicates_of(rm.callback)
-                    rm.partitions[name] = partition
+                    rm.add_partition(self._core, pc)
                 else:
                     if partition.state == "Draining":
                         self._core.fire(partition, "start", rm.id)
@@ -424,13 +291,7 @@ class Scheduler:
             for name, partition in list(rm.partitions.items()):
                 if name not in wanted:
                     partition.drain()
-            self._reap_partitions(rm)
-
-    def _reap_partitions(self, rm: ResourceManager) -> None:
-        for name, partition in list(rm.partitions.items()):
-            if partition.state == "Draining" and partition.is_empty():
-                partition.stop()
-                del rm.partitions[name]
+            rm.reap()
 
     # ------------------------------------------------------------ app requests
     def update_application(self, request: si.ApplicationRequest) -> None:
@@ -445,19 +306,19 @@ class Scheduler:
                 self._ignored(request.rm_id, len(request.remove), "application removals")
                 return
             for add in request.new:
-                partition = self._partition(rm, add.partition_name)
+                partition = rm.partition(add.partition_name)
                 if partition is None:
                     self._core.reject_app(rm.id, add.application_id,
                                           f"partition {add.partition_name} does not exist")
                     continue
                 partition.add_application(add)
             for remove in request.remove:
-                partition = self._partition(rm, remove.partition_name)
+                partition = rm.partition(remove.partition_name)
                 if partition is None or not partition.remove_application(remove.application_id):
                     self._core.event(rm.id, si.EventRecordType.APP, remove.application_id,
                                      f"application {remove.application_id} is not known: "
                                      "removal ignored")
-            self._reap_partitions(rm)
+            rm.reap()
 
     # ----------------------------------------------------------- node requests
     def update_node(self, request: si.NodeRequest | today.NodeRequest) -> None:
@@ -475,27 +336,27 @@ class Scheduler:
                 return
             if isinstance(request, si.NodeRequest):
                 own = seed_only(request)
-                if own and not self._speak(rm, Dialect.SEED):
-                    reason = self._other_dialect(rm, Dialect.SEED, ", ".join(own))
+                if own and not rm.speak(self._core, Dialect.SEED):
+                    reason = rm.refusal(Dialect.SEED, ", ".join(own))
                     for n in request.nodes:
                         self._core.reject_node(rm.id, n.node_id, reason)
                     return
                 if not own and rm.dialect is Dialect.TODAY:
                     request = today_node_request(request)
-            elif not self._speak(rm, Dialect.TODAY):
-                reason = self._other_dialect(rm, Dialect.TODAY, "si.today.NodeRequest")
+            elif not rm.speak(self._core, Dialect.TODAY):
+                reason = rm.refusal(Dialect.TODAY, "si.today.NodeRequest")
                 for t in request.nodes:
                     self._core.reject_node(rm.id, t.node_id, reason)
                 return
             if isinstance(request, today.NodeRequest):
                 assert rm.today is not None
                 for t in request.nodes:
-                    rm.today.node(t, lambda info: self._node_route(rm, info),
+                    rm.today.node(t, rm.node_route,
                                   lambda node, name: self._core.reject_node(
                                       rm.id, node, f"partition {name} does not exist"))
             else:
                 for info in request.nodes:
-                    partition = self._node_route(rm, info)
+                    partition = rm.node_route(info)
                     if partition is None:
                         name = info.attributes.get(NODE_PARTITION_ATTRIBUTE) or \
                             si.DEFAULT_PARTITION
@@ -505,19 +366,7 @@ class Scheduler:
                         partition.add_node(info)
                     else:
                         partition.update_node(info)
-            self._reap_partitions(rm)
-
-    def _node_route(self, rm: ResourceManager, info: si.NodeInfo) -> Partition | None:
-        """The partition a node action goes to: the node's own, else the one its attribute names."""
-        name = info.attributes.get(NODE_PARTITION_ATTRIBUTE) or si.DEFAULT_PARTITION
-        return self._node_partition(rm, info.node_id) or rm.partitions.get(name)
-
-    @staticmethod
-    def _node_partition(rm: ResourceManager, node_id: str) -> Partition | None:
-        for partition in rm.partitions.values():
-            if node_id in partition.nodes:
-                return partition
-        return None
+            rm.reap()
 
     # ----------------------------------------------------- allocation requests
     def update_allocation(self, request: si.AllocationRequest | today.AllocationRequest) -> None:
@@ -537,22 +386,22 @@ class Scheduler:
                 return
             if isinstance(request, si.AllocationRequest):
                 own = seed_only(request)
-                if own and not self._speak(rm, Dialect.SEED):
+                if own and not rm.speak(self._core, Dialect.SEED):
                     self._refuse_allocation(
-                        request, self._other_dialect(rm, Dialect.SEED, ", ".join(own)))
+                        request, rm.refusal(Dialect.SEED, ", ".join(own)))
                     return
                 if not own and rm.dialect is Dialect.TODAY:
                     request = today_allocation_request(request)
-            elif not self._speak(rm, Dialect.TODAY):
+            elif not rm.speak(self._core, Dialect.TODAY):
                 self._refuse_allocation(
-                    request, self._other_dialect(rm, Dialect.TODAY, "si.today.AllocationRequest"))
+                    request, rm.refusal(Dialect.TODAY, "si.today.AllocationRequest"))
                 return
             if isinstance(request, today.AllocationRequest):
                 assert rm.today is not None
                 rm.today.update_allocation(request)
             else:
                 self._seed_allocation(rm, request)
-            self._reap_partitions(rm)
+            rm.reap()
 
     def _refuse_allocation(self, request: si.AllocationRequest | today.AllocationRequest,
                            reason: str) -> None:
@@ -572,7 +421,7 @@ class Scheduler:
 
     def _seed_allocation(self, rm: ResourceManager, request: si.AllocationRequest) -> None:
         for ask in request.asks:
-            partition = self._partition(rm, ask.partition_name)
+            partition = rm.partition(ask.partition_name)
             if partition is None:
                 self._core.reject_ask(rm.id, ask.application_id, ask.allocation_key,
                                       f"partition {ask.partition_name} does not exist")
@@ -581,13 +430,13 @@ class Scheduler:
         releases = request.releases
         if releases is not None:
             for ask_rel in releases.allocation_asks_to_release:
-                p = self._partition(rm, ask_rel.partition_name)
+                p = rm.partition(ask_rel.partition_name)
                 if p is None:
                     self._unknown_partition(rm.id, ask_rel.partition_name, "ask release")
                 else:
                     p.release_asks(ask_rel)
             for rel in releases.allocations_to_release:
-                p = self._partition(rm, rel.partition_name)
+                p = rm.partition(rel.partition_name)
                 if p is None:
                     self._unknown_partition(rm.id, rel.partition_name, "release")
                 else:
@@ -620,7 +469,7 @@ class Scheduler:
                     continue
                 for partition in list(rm.partitions.values()):
                     count += partition.schedule()
-                self._reap_partitions(rm)
+                rm.reap()
             return count
 
     def _fire_timers(self) -> None:

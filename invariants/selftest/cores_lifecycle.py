@@ -182,24 +182,24 @@ CORES: tuple[Mutant, ...] = (
     M("routing.ask_release_anywhere", "releases",
       "002 AllocationAskRelease.partitionName: an ask release naming a partition that does "
       "not hold the application is ignored, not confirmed", Scheduler, "_seed_allocation",
-      "            p = self._partition(rm, ask_rel.partition_name)\n",
+      "            p = rm.partition(ask_rel.partition_name)\n",
       "            p = next((x for x in rm.partitions.values()\n"
       "                      if ask_rel.application_id in x.apps), None) \\\n"
-      "                or self._partition(rm, ask_rel.partition_name)\n"),
+      "                or rm.partition(ask_rel.partition_name)\n"),
     M("routing.release_anywhere", "releases",
       "002 AllocationRelease.partitionName: a release or a confirmation naming a partition "
       "that does not hold the allocation is ignored", Scheduler, "_seed_allocation",
-      "            p = self._partition(rm, rel.partition_name)\n",
+      "            p = rm.partition(rel.partition_name)\n",
       "            p = next((x for x in rm.partitions.values()\n"
       "                      if rel.uuid in x.allocations), None) \\\n"
-      "                or self._partition(rm, rel.partition_name)\n"),
+      "                or rm.partition(rel.partition_name)\n"),
     M("routing.removal_anywhere", "lifecycle",
       "002 RemoveApplicationRequest.partitionName: a removal naming a partition that does "
       "not hold the application is ignored", Scheduler, "update_application",
-      "            partition = self._partition(rm, remove.partition_name)\n",
+      "            partition = rm.partition(remove.partition_name)\n",
       "            partition = next((x for x in rm.partitions.values()\n"
       "                              if remove.application_id in x.apps), None) \\\n"
-      "                or self._partition(rm, remove.partition_name)\n"),
+      "                or rm.partition(remove.partition_name)\n"),
     M("recovery.other_node_attached", "recovery",
       "001 'Application recovery': a node registers with its own allocations; one the RM "
       "reports on another node is refused with the node", nodes, "_unattachable",

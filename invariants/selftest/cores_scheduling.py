@@ -112,10 +112,10 @@ CORES: tuple[Mutant, ...] = (
     M("routing.ask_to_applications_partition", "asks",
       "002 AllocationAsk.partitionName: an ask goes to the partition it names; one naming "
       "a partition that does not hold its application is rejected", Scheduler,
-      "_seed_allocation", "        partition = self._partition(rm, ask.partition_name)\n",
+      "_seed_allocation", "        partition = rm.partition(ask.partition_name)\n",
       "        partition = next((x for x in rm.partitions.values()\n"
       "                          if ask.application_id in x.apps), None) \\\n"
-      "            or self._partition(rm, ask.partition_name)\n"),
+      "            or rm.partition(ask.partition_name)\n"),
     # Orders kept between steps (``policies``): each misses one re-key, so an order goes
     # stale; ``scheduling.order`` and ``nodes.order`` read the order afresh every step.
     M("sorting.app_usage_not_rekeyed", "sorting",
