@@ -14,7 +14,7 @@ from typing import Any
 
 from invariants.actions import config_texts, configs
 from invariants.actions.configs import CORE
-from invariants.modelshim import bridge
+from invariants.modelshim import bridge, speaking
 from invariants.modelshim.world import World
 from invariants.readings import model
 from invariants.readings.shim import RMView
@@ -238,8 +238,8 @@ class Gen:
     all speak the seed's draws everything else as it did before today's SI came)."""
 
     speech: random.Random = field(init=False)
-    """The choices of today's SI's speaking (``invariants/modelshim/bridge.py``): drawn only for an
-    RM of today's dialect."""
+    """The choices of today's SI's speaking (``invariants/modelshim/speaking.py``): drawn only
+    for an RM of today's dialect."""
 
     drawn: str = field(init=False, default="seed")
     """The dialect the last registration drawn speaks once the core takes it."""
@@ -332,11 +332,11 @@ class Gen:
         return self.speaks
 
     def say(self, step: Step) -> Iterator[Step]:
-        """``step`` as the RM's dialect says it (``invariants/modelshim/bridge.py`` for today's)."""
+        """``step`` as the RM's dialect says it (today's: ``invariants/modelshim/speaking.py``)."""
         if step.call == "register_resource_manager" or self._speaking() != bridge.TODAY:
             yield step
             return
-        yield from bridge.speak(step, self.rv, self.speech)
+        yield from speaking.speak(step, self.rv, self.speech)
 
     def steps(self) -> Iterator[Step]:
         """The case's steps: register, rules drawn by weight among the enabled ones, then

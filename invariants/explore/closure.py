@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from invariants.explore.scope import next_live_timer, pending_confirmations
-from invariants.modelshim import bridge
+from invariants.modelshim import speaking
 from invariants.modelshim.world import World
 from invariants.properties import liveness
 from invariants.properties.catalog import Violation
@@ -50,7 +50,7 @@ class Closure:
 
 def confirm_all(world: World) -> list[Step]:
     """One request per running RM confirming every release the core started, in the SI
-    the RM speaks (today's by key, through ``invariants/modelshim/bridge.py``)."""
+    the RM speaks (today's by key, through ``invariants/modelshim/speaking.py``)."""
     out = []
     for rm_id, rv in sorted(world.shim.rms.items()):
         if rv.paused or rv.stopped:
@@ -62,7 +62,7 @@ def confirm_all(world: World) -> list[Step]:
         if rm_id in world.today:
             # A confirmation draws nothing from the speech stream (only an RM's own end
             # of a running pod does): any stream says it the same.
-            out.extend(bridge.speak(step, rv, random.Random(0)))
+            out.extend(speaking.speak(step, rv, random.Random(0)))
         else:
             out.append(step)
     return out

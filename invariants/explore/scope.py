@@ -19,7 +19,7 @@ from invariants.actions.configs import CORE
 from invariants.actions.rm_events import resync
 from invariants.explore.fingerprint import backoff_matters
 from invariants.explore.texts import CONFIG, KINDS, RELOADED
-from invariants.modelshim import answers, bridge
+from invariants.modelshim import answers, bridge, speaking
 from invariants.modelshim.world import World
 from invariants.properties import preemptions as preemption
 from invariants.readings import model, view
@@ -97,7 +97,7 @@ class Scope:
     """Searched by ``explore --self-test`` (a scope meant for a cluster is not)."""
     dialect: str = "seed"
     """The SI the RM speaks: ``today`` registers it so, and every action's steps are said
-    in today's words by the checker's own reading (``invariants.modelshim.bridge.speak``)."""
+    in today's words by the checker's own reading (``invariants.modelshim.speaking.speak``)."""
 
     def alphabet(self) -> list[Action]:
         """Every action of the scope, in a fixed order (the order children are explored)."""
@@ -200,7 +200,7 @@ class Action:
         # Today's words for the action: the choices the reading draws (a node joining
         # drained, a pod's end a failed binding) are fixed per action, the same every time.
         words = random.Random(self.label)
-        return (said for step in steps for said in bridge.speak(step, rv, words))
+        return (said for step in steps for said in speaking.speak(step, rv, words))
 
     def enabled(self, world: World) -> bool:
         return next(self.steps(world), None) is not None

@@ -4,27 +4,17 @@ The core translates today's messages in one place (``scheduler.dialect``). The
 checker must catch a broken translation, so it never imports or calls that
 module (an import-linter contract forbids it): this module reads today's SI
 afresh, from the SI's own terms (``docs/shim-guide.md`` section 15 and
-YuniKorn's ``partition.go`` / ``context.go`` rules it cites), in two
-directions:
+YuniKorn's ``partition.go`` / ``context.go`` rules it cites). The other
+direction, the generator's seed steps said in today's words, is
+``invariants/modelshim/speaking.py``.
 
-- **speaking** (:func:`speak`): the generator's rules produce the seed's
-  requests; for an RM that speaks today's dialect each one becomes what today's
-  SI can say: an ask of ``n`` repeats is ``n`` pods (keys ``K``, ``K-2`` ...)
-  with no execution timeout; an ask release is a release by key (one per
-  pending pod for a release of every ask); a release or confirmation by uuid is
-  one by the allocation's key; a node's ``existingAllocations`` are pods bound
-  to it, sent after the node; an ``occupiedResource`` is a ``foreign`` pod on the
-  node; a joining node is sometimes ``CREATE_DRAIN`` (and restored after its pods,
-  as YuniKorn's shim does); a pod's end sometimes ``SCHEDULING_FAILED_ON_RM``
-  (the RM could not bind it). Requests today's SI can not say (an ask release
-  with a type only the core starts, other than ``TIMEOUT``) are left out.
-- **reading** (:func:`read`, :func:`answer`): today's requests become the seed's
-  request the model shim already judges, plus what only today's SI has (pods
-  bound to a node, foreign pods, resizes, roll-backs, ``CREATE_DRAIN``), each
-  with the expectation today's SI states; today's answers become the seed's
-  answers (allocations by key are named by the core's uuid for the key, read
-  from the core's state for naming only: what the allocation is and whether it
-  may exist is judged from the traffic alone).
+**Reading** (:func:`read`, :func:`answer`): today's requests become the seed's
+request the model shim already judges, plus what only today's SI has (pods
+bound to a node, foreign pods, resizes, roll-backs, ``CREATE_DRAIN``), each
+with the expectation today's SI states; today's answers become the seed's
+answers (allocations by key are named by the core's uuid for the key, read from
+the core's state for naming only: what the allocation is and whether it may
+exist is judged from the traffic alone).
 
 The expectations that differ from the seed's dialect, as today's SI states them:
 
@@ -52,14 +42,11 @@ The expectations that differ from the seed's dialect, as today's SI states them:
 
 from __future__ import annotations
 
-import random
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
-from invariants.modelshim.requests import NODE_PARTITION
 from invariants.properties import goals  # noqa: F401 (registers the goals first)
 from invariants.properties import protocol as P
 from invariants.properties.coverage import StepRecord, goal
@@ -84,137 +71,12 @@ say so (no ``REGISTERS``): nothing in process reads it; over the wire
 as a real shim knows which SI it was built for."""
 OCCUPIED = "occupied-"
 """Key prefix of the foreign pod that stands for a node's occupied resource."""
-ROLLED_BACK = 0.2
-"""How often an RM of today's dialect ends a running pod with ``SCHEDULING_FAILED_ON_RM``.
-Never a placeholder: the core refuses to roll one back (its gang's real ask may hold its
-node; a placeholder has no volumes whose binding fails), and the RM never asks."""
-DRAINED = 0.4
-"""How often a node joins with ``CREATE_DRAIN``; three in four are restored after its pods."""
+
 
 
 def is_today(step: Step) -> bool:
     """Whether the step's request is one of today's own messages."""
     return step.request is not None and type(step.request).__module__ == today.__name__
-
-
-# ---------------------------------------------------------------- speaking
-
-
-def speak(step: Step, rv: RMView | None, rng: random.Random) -> list[Step]:
-    """The generator's seed step as today's SI says it for ``rv``'s RM (maybe several
-    steps, maybe none); ``rng`` is a stream of its own, drawn only for such RMs."""
-    if rv is None:
-        return [step]
-    if step.call == "update_allocation" and isinstance(step.request, si.AllocationRequest):
-        return _speak_allocation(step, rv, rng)
-    if step.call == "update_node" and isinstance(step.request, si.NodeRequest):
-        return _speak_nodes(step, rv, rng)
-    return [step]
-
-
-def _pods(ask: si.AllocationAsk) -> list[today.Allocation]:
-    return [today.Allocation(
-        allocation_key=ask.allocation_key if i == 0 else f"{ask.allocation_key}-{i + 1}",
-        allocation_tags=dict(ask.tags), resource_per_alloc=ask.resource_ask,
-        priority=ask.priority, application_id=ask.application_id,
-        partition_name=ask.partition_name, task_group_name=ask.task_group_name,
-        placeholder=ask.placeholder, originator=ask.originator,
-        preemption_policy=ask.preemption_policy) for i in range(max(0, ask.max_allocations))]
-
-
-def _speak_allocation(step: Step, rv: RMView, rng: random.Random) -> list[Step]:
-    req: si.AllocationRequest = step.request
-    pods = [_unresized(rv, pod) for ask in req.asks for pod in _pods(ask)]
-    rels: list[today.AllocationRelease] = []
-    if req.releases is not None:
-        for ar in req.releases.allocation_asks_to_release:
-            if ar.termination_type not in (TT.STOPPED_BY_RM, TT.TIMEOUT):
-                continue  # a type only the core starts: today's SI has no ask release
-            keys = [ar.allocation_key] if ar.allocation_key else sorted(
-                k.key for k in rv.asks.values()
-                if k.app == ar.application_id and k.pending > 0)
-            rels += [today.AllocationRelease(
-                partition_name=ar.partition_name, application_id=ar.application_id,
-                termination_type=ar.termination_type.value, message=ar.message,
-                allocation_key=key) for key in keys if key]
-        for r in req.releases.allocations_to_release:
-            known = rv.allocs.get(r.uuid)
-            key = known.key if known is not None else r.allocation_key
-            if r.uuid and not key:
-                key = f"gone-{r.uuid}"  # names no pod: an empty key would name them all
-            ttype = today.TerminationType(r.termination_type.value)
-            if ttype is today.TerminationType.STOPPED_BY_RM and known is not None \
-                    and known.releasing is None and not known.placeholder \
-                    and rng.random() < ROLLED_BACK:
-                ttype = today.TerminationType.SCHEDULING_FAILED_ON_RM
-            rels.append(today.AllocationRelease(
-                partition_name=r.partition_name, application_id=r.application_id,
-                termination_type=ttype, message=r.message, allocation_key=key))
-    if not pods and not rels:
-        return []
-    return [replace(step, request=today.AllocationRequest(
-        rm_id=req.rm_id, allocations=pods,
-        releases=today.AllocationReleasesRequest(allocations_to_release=rels)
-        if rels else None))]
-
-
-def _unresized(rv: RMView, pod: today.Allocation) -> today.Allocation:
-    """A running placeholder is never resized: the core refuses it (its gang's
-    placeholders stay within the ``placeholderAsk``), and the RM never asks."""
-    held = _running(rv, pod.application_id, pod.allocation_key)
-    if held and held[0].placeholder:
-        return pod.model_copy(update={
-            "resource_per_alloc": si.resource_from_dict(held[0].resource)})
-    return pod
-
-
-def _speak_nodes(step: Step, rv: RMView, rng: random.Random) -> list[Step]:
-    req: si.NodeRequest = step.request
-    infos: list[today.NodeInfo] = []
-    pods: list[today.Allocation] = []
-    rels: list[today.AllocationRelease] = []
-    restore: list[today.NodeInfo] = []
-    for n in req.nodes:
-        partition = n.attributes.get(NODE_PARTITION) or "default"
-        action = today.NodeAction(n.action.value)
-        if n.action == NA.CREATE and rng.random() < DRAINED:
-            action = today.NodeAction.CREATE_DRAIN
-            if rng.random() < 0.75:
-                restore.append(today.NodeInfo(node_id=n.node_id,
-                                              action=today.NodeAction.DRAIN_TO_SCHEDULABLE))
-        if n.action != NA.UPDATE or n.schedulable_resource is not None \
-                or n.occupied_resource is None:
-            infos.append(today.NodeInfo(node_id=n.node_id, action=action,
-                                        attributes=dict(n.attributes),
-                                        schedulable_resource=n.schedulable_resource))
-        if n.occupied_resource is not None:
-            key = OCCUPIED + n.node_id
-            if qty.positive(n.occupied_resource.as_dict()):
-                pods.append(today.Allocation(
-                    allocation_key=key, node_id=n.node_id, partition_name=partition,
-                    allocation_tags={today.FOREIGN_TAG: today.FOREIGN_DEFAULT},
-                    resource_per_alloc=n.occupied_resource))
-            elif (partition, key) in rv.foreign:
-                rels.append(today.AllocationRelease(partition_name=partition,
-                                                    allocation_key=key))
-        pods += [today.Allocation(
-            allocation_key=a.allocation_key, allocation_tags=dict(a.allocation_tags),
-            resource_per_alloc=a.resource_per_alloc, priority=a.priority,
-            node_id=a.node_id or n.node_id, application_id=a.application_id,
-            partition_name=a.partition_name, task_group_name=a.task_group_name,
-            placeholder=a.placeholder) for a in n.existing_allocations]
-    out: list[Step] = []
-    if infos:
-        out.append(replace(step, request=today.NodeRequest(rm_id=req.rm_id, nodes=infos)))
-    if pods or rels:
-        out.append(Step("update_allocation", request=today.AllocationRequest(
-            rm_id=req.rm_id, allocations=pods,
-            releases=today.AllocationReleasesRequest(allocations_to_release=rels)
-            if rels else None)))
-    if restore:
-        out.append(Step("update_node", request=today.NodeRequest(rm_id=req.rm_id,
-                                                                 nodes=restore)))
-    return out
 
 
 # ---------------------------------------------------------------- reading requests
@@ -256,7 +118,7 @@ def read(m: Monitor, rv: RMView | None, step: Step, now: float) -> tuple[Step, R
         rm_id=areq.rm_id, asks=asks, releases=releases), extra=step.extra), reading
 
 
-def _running(rv: RMView, app_id: str, key: str) -> list[AllocView]:
+def running(rv: RMView, app_id: str, key: str) -> list[AllocView]:
     return [a for _, a in sorted(rv.allocs.items()) if a.app == app_id and a.key == key]
 
 
@@ -279,7 +141,7 @@ def _read_pod(m: Monitor, rv: RMView, reading: Reading, asks: list[si.Allocation
         reading.effects = True
         reading.did.add("foreign")
         return
-    placed = _running(rv, *key)
+    placed = running(rv, *key)
     held = reading.bound.get(key)
     runs: AllocView | Bound | None = placed[0] if placed else held if held is not None \
         and held.good else None
@@ -387,7 +249,7 @@ def _read_release(m: Monitor, rv: RMView, reading: Reading,
                 partition_name=partition, application_id=rel.application_id,
                 allocation_key="", termination_type=TT.STOPPED_BY_RM, message=rel.message))
         return
-    for a in _running(rv, *key):
+    for a in running(rv, *key):
         rels.append(si.AllocationRelease.model_construct(
             partition_name=partition, application_id=rel.application_id, uuid=a.uuid,
             termination_type=ttype, message=rel.message, allocation_key=rel.allocation_key))
@@ -409,7 +271,7 @@ def _read_roll_back(rv: RMView, reading: Reading, key: tuple[str, str], partitio
     """``SCHEDULING_FAILED_ON_RM``: the RM could not bind the pod; it is pending again."""
     app = rv.apps.get(key[0])
     ask = rv.asks.get(key)
-    live = [a for a in _running(rv, *key) if a.releasing is None]
+    live = [a for a in running(rv, *key) if a.releasing is None]
     if not live or ask is None or ask.pending > 0 or app is None \
             or app.partition != partition or app.state not in ("Accepted", "Running"):
         return
@@ -571,8 +433,8 @@ def answer(m: Monitor, rv: RMView | None, call: Call | None,
         elif rv is not None:
             # The allocations of the key the shim runs, and one this same answer announces
             # (placed and released in one response: its new entry is read first).
-            mine = [a.uuid for a in _running(rv, *key)]
-            fresh = [a.uuid for a in _running(rv, *key) if a.releasing is None]
+            mine = [a.uuid for a in running(rv, *key)]
+            fresh = [a.uuid for a in running(rv, *key) if a.releasing is None]
             fresh += [a.uuid for a in new if (a.application_id, a.allocation_key) == key]
             fresh = [u for u in fresh if not confirmed[u]]
             if fresh or mine:
@@ -672,5 +534,5 @@ for _name, _statement in (
     goal(f"today.{_name}", _statement)(_did(_name))
 
 
-__all__ = ["REGISTERS", "SPEAKS", "TODAY", "Reading", "answer", "bound_answered", "end", "is_today",
-           "read", "speak"]
+__all__ = ["OCCUPIED", "REGISTERS", "SPEAKS", "TODAY", "Reading", "answer", "bound_answered", "end",
+           "is_today", "read", "running"]
