@@ -1,4 +1,4 @@
-"""Checking campaigns on a Ray cluster (issue 37): ``check --ray`` against local runs, a node
+"""Checking campaigns on a Ray cluster: ``check --ray`` against local runs, a node
 lost mid-run, Ctrl-C.
 
 A real cluster on this machine (``ray.cluster_utils.Cluster``: a head and, for the
