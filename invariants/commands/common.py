@@ -13,7 +13,7 @@ FAILURES = ".yunikorn-fsm/failures"
 
 
 VARIANT_HELP = ("run on a variant core that follows YuniKorn's code path for one flow "
-                "(A1, A2, A3: docs/findings/)")
+                "(A1 to A5: docs/findings/)")
 
 
 RAY_HELP = ("spread the work over the Ray cluster at ADDRESS (host:port of its head; "

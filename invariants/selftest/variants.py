@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from invariants.selftest.mutants import Mutant
 from invariants.selftest.mutants import applied as one_edit
-from scheduler.partition import apps, asks, releases
+from scheduler.partition import apps, asks, cycle, gang, releases
 
 M = Mutant
 
@@ -73,6 +73,55 @@ VARIANTS: tuple[Variant, ...] = (
            '            ledger.remove_allocation(p, alloc, "stop")\n',
            '            alloc.replacing_key = ""\n'
            '            ledger.remove_allocation(p, alloc, "stop")\n'),),
+    ),
+    Variant(
+        "A4", "a placeholder pod withdrawn while pending blocks its task group's real pods",
+        "pkg/scheduler/objects/application.go: addPlaceholderData counts every placeholder "
+        "ask of a task group, removeAsksInternal never takes a withdrawn one off that count, "
+        "and canReplace keeps the group's real asks out of tryAllocate while the count "
+        "exceeds the placeholders replaced and timed out",
+        "docs/findings/A4-withdrawn-placeholder-blocks-task-group.md",
+        # This core keeps no per-group counts; the variant keeps the one YuniKorn never
+        # lowers (placeholders withdrawn while pending) in the application's tags.
+        (M("yunikorn.withdrawn_placeholder_counted", "gang",
+           "the RM's withdrawal of a pending placeholder ask stays counted in its task group",
+           asks, "release_asks", '        drop_ask(p, ask, "released by the RM")\n',
+           '        if ask.placeholder and ask.state == "Pending":\n'
+           '            counted = "yunikorn-fsm.variant/withdrawn/" + ask.task_group\n'
+           '            app.tags[counted] = str(int(app.tags.get(counted, "0"))\n'
+           '                                    + ask.pending_repeats)\n'
+           '        drop_ask(p, ask, "released by the RM")\n'),
+         M("yunikorn.can_replace_counts_withdrawn", "gang",
+           "a real ask of a task group whose count exceeds its replaced and timed-out "
+           "placeholders is left to placeholder replacement (canReplace), never allocated",
+           cycle, "try_leaf",
+           "            over = eligibility.user_headroom(p, app, ask)\n",
+           "            if ask.task_group and not ask.placeholder and int(app.tags.get(\n"
+           '                    "yunikorn-fsm.variant/withdrawn/" + ask.task_group, "0")):\n'
+           "                allocate.set_scheduling_state(p, ask, SS.SKIPPED,\n"
+           "                                              gang.WAITING_FOR_GANG)\n"
+           "                continue\n"
+           "            over = eligibility.user_headroom(p, app, ask)\n")),
+    ),
+    Variant(
+        "A5", "the placeholder timeout crashes on a pending real ask without a task group",
+        "pkg/scheduler/objects/application.go timeoutPlaceholderProcessing, case 2: "
+        "placeholderData[taskGroupName].TimedOut++ for every pending request, real ones "
+        "included, with no check that the entry exists (a nil dereference: the goroutine "
+        "panics and the scheduler process ends)",
+        "docs/findings/A5-placeholder-timeout-crashes-on-real-ask.md",
+        (M("yunikorn.timeout_dereferences_missing_group", "gang",
+           "the placeholder timeout's case 2 reads the task group entry of every pending "
+           "request; a real one without a task group has none",
+           gang, "placeholder_timeout",
+           "    pending_ph = [k for k in app.pending_asks.values() if k.placeholder]\n",
+           '    if not (app.state in ("Running", "Completing")\n'
+           "            and any(a.placeholder for a in app.allocations.values())) \\\n"
+           "            and any(not k.placeholder and not k.task_group\n"
+           "                    for k in app.pending_asks.values()):\n"
+           "        raise RuntimeError(\"invalid memory address or nil pointer dereference: \"\n"
+           "                           \"placeholderData[\\\"\\\"].TimedOut++\")\n"
+           "    pending_ph = [k for k in app.pending_asks.values() if k.placeholder]\n"),),
     ),
 )
 
