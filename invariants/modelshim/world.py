@@ -20,7 +20,7 @@ from invariants.modelshim.monitor import ModelShim, Predicate
 from invariants.modelshim.step_coverage import StepCoverage
 from invariants.properties.catalog import REGISTRY, CheckContext, Violation, WireFault
 from invariants.properties.coverage import Coverage
-from invariants.properties.protocol import NO_EXCEPTION
+from invariants.properties.protocol import NO_EXCEPTION, SCHEDULE_COUNT
 from invariants.properties.recorder import LifecycleRecorder
 from invariants.properties.scheduling import PREEMPTED, REPLACED
 from invariants.readings import view
@@ -76,6 +76,8 @@ class World:
         self._states_before: dict[tuple[str, str, str], str] = {}
         self._backoff_before: dict[tuple[str, str, str], float] = {}
         self._replacing_before: set[str] = set()
+        self.scheduled: int | None = None
+        """What the last ``schedule()`` returned (None before one ran)."""
         self.refused: BaseException | None = None
         """Why the core refused the last step's call (an invalid configuration, an unknown
         RM), or None: such a call changes nothing and is not a violation."""
@@ -133,6 +135,8 @@ class World:
         self.steps.append(step)
         problems = list(self.shim.violations)
         self.shim.violations.clear()
+        if step.call == "schedule":
+            problems += self._schedule_count()
         if self.wire is not None and self.wire.violations:
             problems += self.wire.violations
             self.wire.violations.clear()
@@ -141,6 +145,17 @@ class World:
         if self.coverage is not None:
             self.observed.observe(step, error)
         return problems
+
+    def _schedule_count(self) -> list[Violation]:
+        """``protocol.schedule_count``: the call's count against the new allocations the RMs
+        heard from it."""
+        heard = sum(len(msg.new) for kind, msg in self.shim.observed
+                    if kind == "update_allocation")
+        if self.scheduled == heard:
+            return []
+        return [Violation(SCHEDULE_COUNT, "step schedule",
+                          f"returned {self.scheduled}, and its answers carry {heard} new "
+                          "allocations")]
 
     def _heard(self, step: Step, error: BaseException | None) -> None:
         """Which RMs speak today's SI, by their traffic: a registration that says so, or a
@@ -176,7 +191,7 @@ class World:
         if call == "advance":
             self.clock.advance(step.seconds)
         elif call == "schedule":
-            api.schedule()
+            self.scheduled = api.schedule()
         elif call == "register_resource_manager":
             dialect = step.extra.get(bridge.REGISTERS)
             api.register_resource_manager(step.request, self.shim.callback(step.request.rm_id),

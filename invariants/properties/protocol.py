@@ -83,6 +83,16 @@ NO_EXCEPTION = check(
     "The core broke on input a shim may send, or on its own state: the shim sees an "
     "exception and nobody knows what was decided.",
 )
+SCHEDULE_COUNT = check(
+    "protocol.schedule_count",
+    "schedule() returns the number of allocations it made, placeholders included: as many "
+    "as the answers it sent carry as new allocations.",
+    "docs/shim-guide.md '3. What each call answers' (schedule() returns the number of new "
+    "allocations); 002 "
+    "'AllocationResponse' (new allocations are sent to the RM)",
+    "A shim that paces its calls by schedule()'s count (as the background loop does: it "
+    "sleeps when nothing was made) waits while work is placed, or spins while none is.",
+)
 NO_CHANGE = check(
     "protocol.rejection_changes_nothing",
     "A request that is refused or ignored as a whole (bad input, a duplicate "

@@ -173,6 +173,11 @@ CORES: tuple[Mutant, ...] = (
       "001 'AllocationRelease Response and Request': a release names an allocation the RM "
       "was told of, so one call's decisions reach it in the order they were made",
       outbox.RMOutbox, "build", " or decision[0] < group[-1][0])", ")"),
+    M("messages.schedule_count_short", "messages",
+      "The API: schedule() returns the number of allocations it made (the background loop "
+      "sleeps on 0)", cycle, "schedule",
+      "            if step == ALLOCATED:\n                count += 1\n",
+      "            if step == ALLOCATED and count == 0:\n                count += 1\n"),
     M("sorting.unguaranteed_usage_weightless", "sorting",
       "YuniKorn fair sorting: usage of a type without a guarantee weighs in full, not as "
       "nothing", resources, "shares", "out.append(float(v))", "out.append(0.0)"),
