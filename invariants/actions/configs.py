@@ -242,7 +242,7 @@ def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
     if policy:
         q["properties"] = {"application.sort.policy": policy}
     if rng.random() < 0.3:
-        q.setdefault("properties", {}).update(_priority(rng))
+        q.setdefault("properties", {}).update(priority_properties(rng))
     if rng.random() < 0.3:
         q.setdefault("properties", {}).update(_preemption(rng))
     if rng.random() < 0.3:
@@ -278,7 +278,7 @@ def _queue(rng: random.Random, level: int, depth: int, parent_max: int | None,
             # they were (the seeds' cases keep their numbers).
             side = _side(rng)
             if side.random() < 0.5:
-                template["properties"].update(_priority(side))
+                template["properties"].update(priority_properties(side))
             # A template max (maxapplications) below its parent's, so that a created leaf's
             # own quota binds before the parent's does (YUNIKORN-193, YUNIKORN-2033).
             smaller = [m for m in MEMORIES[:3] if mx is None or m < mx]
@@ -318,7 +318,7 @@ def _preemption(rng: random.Random) -> dict[str, str]:
     return props
 
 
-def _priority(rng: random.Random) -> dict[str, str]:
+def priority_properties(rng: random.Random) -> dict[str, str]:
     """Priority properties (behaviour section 3.1): an offset (sometimes at the int32
     bounds, or malformed: 0), a fence, priority sorting off; values in any case."""
     props: dict[str, str] = {}

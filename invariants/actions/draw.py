@@ -268,9 +268,18 @@ class Gen:
     quota_switch: bool = field(init=False, default=False)
     """Whether the configuration now sets ``preemption.quotapreemptionenabled``."""
 
+    retune: random.Random = field(init=False)
+    """Whether a quota-scaling reload also redraws the priority settings of some configured
+    queues, and which: a stream of its own, so the others' draws stay."""
+
+    priorities: dict[tuple[str, str], dict[str, str]] = field(init=False, default_factory=dict)
+    """Per (partition, queue path): the priority properties a reload put in place of the
+    scenario's (``priority.offset``, ``priority.policy``, ``application.sort.priority``)."""
+
     def __post_init__(self) -> None:
         self.finale = random.Random(f"finale-{self.scenario.seed}")
         self.quota = random.Random(f"quota-preemption-{self.scenario.seed}")
+        self.retune = random.Random(f"retune-{self.scenario.seed}")
         self.grouping = random.Random(f"grouping-{self.scenario.seed}")
         self.placing = random.Random(f"placing-{self.scenario.seed}")
         self.side = random.Random(f"side-{self.scenario.seed}")
@@ -299,7 +308,7 @@ class Gen:
     def config_text(self) -> str:
         """The scenario's configuration with the current quota factor and removals."""
         if self.factor == 1.0 and not self.removed and not self.quota_delay \
-                and not self.quota_switch:
+                and not self.quota_switch and not self.priorities:
             return self.scenario.shape.text
         return json.dumps(self.config_data())
 
@@ -307,6 +316,13 @@ class Gen:
         """The configuration as it stands now, as plain data (quantities in core units)."""
         data = copy.deepcopy(_shape_data(self.scenario.shape.text))
         _transform(data, self.factor, self.removed)
+        if self.priorities:
+            for (partition, path), queue in configured_queues(data):
+                props = self.priorities.get((partition, path))
+                if props is not None:
+                    kept = {k: v for k, v in queue.get("properties", {}).items()
+                            if k not in PRIORITY_PROPERTIES}
+                    queue["properties"] = {**kept, **props}
         for p in data["partitions"]:
             if self.quota_switch:
                 p.setdefault("preemption", {})["quotapreemptionenabled"] = True
@@ -379,6 +395,26 @@ def removal_prefix(partition: str) -> str:
     """How ``Gen.removed`` names a queue of ``partition``: bare in the default partition,
     ``name:path`` in another."""
     return "" if partition == "default" else partition + ":"
+
+
+PRIORITY_PROPERTIES = ("priority.offset", "priority.policy", "application.sort.priority")
+"""The queue properties a retuning reload redraws (``configs._priority``)."""
+
+
+def configured_queues(data: Any) -> list[tuple[tuple[str, str], dict[str, Any]]]:
+    """Every queue of a configuration's data below root, by (partition, path), in order."""
+    out: list[tuple[tuple[str, str], dict[str, Any]]] = []
+
+    def walk(partition: str, queue: dict[str, Any], path: str) -> None:
+        for child in queue.get("queues", []) or []:
+            here = f"{path}.{child['name']}"
+            out.append(((partition, here), child))
+            walk(partition, child, here)
+
+    for p in data["partitions"]:
+        for root in p.get("queues", []) or []:
+            walk(p.get("name", "default"), root, root["name"])
+    return out
 
 
 def _transform(data: Any, factor: float, removed: set[str]) -> None:

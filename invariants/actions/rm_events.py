@@ -6,9 +6,10 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from invariants.actions import configs
 from invariants.actions.cluster_nodes import new_node
 from invariants.actions.configs import USERS
-from invariants.actions.draw import NA, Gen, register, removal_prefix, rule
+from invariants.actions.draw import NA, Gen, configured_queues, register, removal_prefix, rule
 from invariants.modelshim.world import World
 from invariants.readings import model
 from scheduler import si
@@ -155,20 +156,31 @@ def _reload(g: Gen, **extra: Any) -> Step:
 @rule(1)
 def update_config(g: Gen) -> Iterator[Step]:
     """A reload that lowers or raises every memory quota; sometimes (on a stream of its own)
-    it also turns quota preemption on or off, so a lowered max is enforced after a delay."""
+    it also turns quota preemption on or off, so a lowered max is enforced after a delay;
+    sometimes (on another) it gives one or two configured queues new priority settings, so
+    the order of what waits changes with the configuration (YuniKorn applies a queue's
+    properties again on every reload)."""
     before, quota_before = g.factor, (g.quota_delay, g.quota_switch)
+    priorities_before = dict(g.priorities)
     g.factor = g.rng.choice((0.25, 0.5, 1.0, 2.0))
     if g.quota.random() < QUOTA_SHARE:
         g.quota_delay = g.quota.choice(QUOTA_DELAYS)
         g.quota_switch = g.quota.random() < QUOTA_SWITCH_ON
+    if g.retune.random() < RETUNE_SHARE:
+        queues = [key for key, _ in configured_queues(g.config_data())]
+        for key in g.retune.sample(queues, min(len(queues), g.retune.randint(1, 2))):
+            g.priorities[key] = configs.priority_properties(g.retune)
     step = _reload(g)
     yield step
     if not _took(g, step):
         g.factor, (g.quota_delay, g.quota_switch) = before, quota_before
+        g.priorities = priorities_before
 
 
 QUOTA_SHARE = 0.3
 """How often a quota-scaling reload draws the quota-preemption settings anew."""
+RETUNE_SHARE = 0.4
+"""How often a quota-scaling reload also redraws some queues' priority settings."""
 QUOTA_DELAYS = ("", "1s", "5s", "20s")
 """``quota.preemption.delay`` values a reload sets on root ("": none, off)."""
 QUOTA_SWITCH_ON = 0.75

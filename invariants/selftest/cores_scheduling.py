@@ -103,6 +103,10 @@ CORES: tuple[Mutant, ...] = (
       "priority first, then by their usage share",
       policies.ChildOrder, "_set", "(-child.priority, shares, more, path, child) if self._sort",
       "(-child.priority, shares, more, path, child) if False"),
+    M("priority.reload_not_applied", "priority",
+      "YuniKorn Queue.ApplyConf: a reload applies a queue's priority.offset, priority.policy "
+      "and application.sort.priority to the queue priorities at once", priority, "rebuild",
+      "    walk(root)\n", "    pass\n"),
     M("priority.created_leaf_no_offset", "priority",
       "YuniKorn priority 3.1: a leaf a placement rule creates takes priority.offset and "
       "priority.policy from its parent's childtemplate (YUNIKORN-1486)", queues, "create",
