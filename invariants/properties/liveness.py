@@ -337,12 +337,77 @@ def _must_preempt(world: World, rv: RMView, ask: AskView,
     return ""
 
 
+@_property(
+    "liveness.required_node_served",
+    "In a quiescent world no required-node ask waits that YuniKorn's rules say must take its "
+    "node over: an ask the shim sent, outside any gang, that never preempted before, whose "
+    "required node is schedulable, which no other waiting required-node ask names, whose "
+    "application may start or runs within every quota and maxapplications on its path (no "
+    "user or group limit there), and for which the node's free room with every allocation "
+    "on it that it may take covers the ask (its leaf not stateaware, which starts one "
+    "application at a time): not itself a required-node allocation, of a "
+    "priority at most the ask's, holding a resource type the ask asks for. Guarantees, "
+    "fences, offsets, allowPreemptOther, the delay and the partition's preemption switch do "
+    "not matter here.",
+    "YuniKorn required-node (DaemonSet) preemption (design/simple_preemptor.md; "
+    "Application.tryRequiredNode, the reserved pass's tryRequiredNodePreemption)",
+    "A DaemonSet pod never runs on its node although the pods it may evict there would make "
+    "room for it.",
+)
+def _required_node_served(world: World) -> list[Violation]:
+    out = []
+    for rv in _running(world):
+        if world.predicate is not None:
+            continue  # the RM's predicates may refuse the node: not claimed
+        for (app_id, key), ask in sorted(rv.asks.items()):
+            why = _must_take_over(rv, ask)
+            if why:
+                out.append(Violation("liveness.required_node_served", f"ask {app_id}/{key}",
+                                     f"pending forever although {why}"))
+    return out
+
+
+def _must_take_over(rv: RMView, ask: AskView) -> str:
+    """Why YuniKorn's reserved pass would preempt for the required-node ``ask`` now, or ""."""
+    node = rv.nodes.get(ask.required_node) if ask.required_node else None
+    app = rv.apps.get(ask.app)
+    if node is None or app is None or ask.pending <= 0 or ask.preempted or ask.recovered \
+            or ask.placeholder or ask.task_group or node.state != "Schedulable" \
+            or node.partition != app.partition \
+            or app.state not in ("Accepted", "Running", "Completing"):
+        return ""
+    if rv.pending_placeholders(ask.app) or any(
+            other is not ask and other.pending > 0 and other.required_node == node.id
+            for other in rv.asks.values()):
+        return ""
+    pm = rv.config.partition(app.partition)
+    levels = [q for q in model.levels(pm, rv.created.get(app.partition, {}), app.path)
+              if q is not None] if pm is not None else []
+    if not levels or any(q.users or q.groups or q.sort_policy == "stateaware" for q in levels):
+        return ""  # limits, or one starting application at a time: not claimed
+    if not _quota_allows(rv, ask.app, ask.resource) or _starved(rv, ask.app, ask):
+        return ""
+    wanted = [k for k, v in ask.resource.items() if v > 0]
+    victims = [a for a in rv.allocs_on(node.id)
+               if a.releasing is None and not a.required_node and a.priority <= ask.priority
+               and any(a.resource.get(k, 0) > 0 for k in wanted)]
+    free = rv.free(node.id)
+    if qty.fits(ask.resource, free) or not victims:
+        return ""  # room already (liveness.asks_served's business), or nothing to take
+    if not qty.fits(ask.resource, qty.plus(free, qty.total(v.resource for v in victims))):
+        return ""
+    return (f"its required node {node.id} has {qty.show(free)} free and {len(victims)} "
+            f"allocation(s) it may take ({', '.join(f'{v.app}/{v.key}' for v in victims)}), "
+            f"together enough for {qty.show(ask.resource)}")
+
+
 CASE_ENDS: tuple[str, ...] = (
     QUIESCENCE,
     "liveness.applications_settle",
     "liveness.placeholders_time_out",
     "liveness.releases_end",
     "liveness.preemption_serves",
+    "liveness.required_node_served",
 )
 """What the random checker judges at the end of each case, driven to rest
 (``runner.case_end``): the properties that read everything the generator draws.

@@ -71,6 +71,10 @@ CORES: tuple[Mutant, ...] = (
     M("preemption.required_higher_priority", "preemption",
       "YuniKorn required-node preemption: never a victim of higher priority than the ask",
       required_node, "choose", " and a.priority <= ask.priority", ""),
+    M("preemption.required_spares_equal_priority", "preemption",
+      "YuniKorn required-node preemption: an allocation of the ask's own priority may be "
+      "taken (only higher priorities are spared)",
+      required_node, "choose", " and a.priority <= ask.priority", " and a.priority < ask.priority"),
     M("preemption.required_takes_required", "preemption",
       "YuniKorn required-node preemption: never another required-node allocation",
       required_node, "choose", "and not a.required_node and", "and"),
