@@ -68,6 +68,7 @@ def judge(m: Monitor, rv: RMView, call: Call, victims: list[AllocView], message:
                      "released (an earlier release of it is unconfirmed)")
     if ask.required_node:
         _judge_required(m, rv, subject, ask, victims)
+        _required_headroom(m, rv, call, subject, ask, app.partition, chain)
     else:
         _judge_general(m, rv, call, subject, ask, app.partition, part, chain, victims)
 
@@ -209,6 +210,25 @@ def _judge_required(m: Monitor, rv: RMView, subject: str, ask: AskView,
                  f"already free {qty.show(before)}, which covers the ask "
                  f"{qty.show(ask.resource)}")
     _required_order(m, rv, subject, ask, victims)
+
+
+def _required_headroom(m: Monitor, rv: RMView, call: Call, subject: str, ask: AskView,
+                       partition: str, chain: list[model.QueueModel]) -> None:
+    """Behaviour 2.6 step 1: the normal pass reaches a required-node ask only after the
+    headroom checks, so an ask over a queue's max never preempts. Usage is read without
+    what started at this call's time (placed in this call, maybe after the preemption):
+    a lower bound of the usage the decision saw, so the check never claims too much."""
+    before = [a for a in rv.allocs.values() if a.created < call.now]
+    for q in chain:
+        if q.max is None:
+            continue
+        below = {a.id for a in rv.apps_below(partition, q.path)}
+        used = qty.total(a.resource for a in before if a.app in below)
+        if not qty.within(qty.plus(used, ask.resource), q.max):
+            m.report(TRIGGER, subject, f"the ask {qty.show(ask.resource)} is over the max "
+                     f"{qty.show(q.max)} of {q.path}, which already holds {qty.show(used)}: "
+                     "required-node preemption comes after the headroom checks")
+            return
 
 
 def _victim_kind(a: AllocView) -> int:
