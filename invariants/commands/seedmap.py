@@ -220,6 +220,12 @@ MAP: tuple[Entry, ...] = (
       ("protocol.messages",)),
     E(S, "API Interface", "Requests that can not be honoured are answered, not raised.",
       ("protocol.no_exception", "protocol.rejection_changes_nothing")),
+    E(S, "API Interface (AllocationResponse)", "What a scheduling pass decides reaches the RM "
+      "as new allocations, and schedule() returns how many it made.",
+      ("protocol.schedule_count",),
+      "The seed's interface has no schedule call (YuniKorn schedules on its own); this "
+      "project's API adds one (docs/shim-guide.md section 3), and a shim paces its loop by "
+      "the count, as the background loop does."),
     E(G, "Scheduler logic changes, step 3", "Every release the core asks for ends once the "
       "shim confirms it; transient application states (Resuming, Failing, Completing) are "
       "left once the shim has answered and the timers have fired.",
@@ -362,6 +368,14 @@ MAP: tuple[Entry, ...] = (
       "between two attempts and the 10 attempts per leaf and step are not checked. That "
       "preemption does happen when it must is a liveness property, judged by the explorer "
       "where one victim settles it and the ask's path is within its guarantee."),
+    E(Y, "Required-node (DaemonSet) preemption", "A required-node ask whose node lacks the "
+      "room, within its queues' headroom, reserves the node at once and, once, takes over "
+      "what it may there: allocations that are not required-node ones, of a priority at most "
+      "its own, holding a resource type it asks for.",
+      ("preemption.trigger", "preemption.victims", "liveness.required_node_served"),
+      "That it happens when it must is judged at rest, where no user or group limit, "
+      "stateaware leaf, gang, predicates callback or other required-node ask on the node "
+      "could hold it back."),
     E(Y, "Preemption, laws 2, 3, 5, 6, 7", "Victims come from other leaves inside the ask's "
       "fence (a fence policy, or a queue the ask would take past its max: YUNIKORN-3241), "
       "not disabled, over their guarantee, of a priority at most the ask's adjusted "
