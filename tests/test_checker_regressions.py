@@ -57,6 +57,11 @@ the one the design asks for:
   allocation at the match). ``protocol.replacement`` paired the driver with ``ph-9``
   by node and called ``real-53`` misplaced; it now accepts any pairing that explains
   every placement.
+- ``liveness-required-node-ask-in-a-removed-queue``: a reload removed the leaf of an
+  application whose required-node ask waited, and its parent, whose max (kept while they
+  drain) is below the ask; the ask may not preempt. ``liveness.required_node_served``
+  read the path's quotas from the new configuration, which names neither queue; it now
+  claims nothing once a queue of the path has left the configuration.
 """
 
 from __future__ import annotations
@@ -76,6 +81,7 @@ def test_the_regression_traces_are_there() -> None:
         "admission-earlier-application-tags-clear-leaf-max",
         "liveness-long-chain-of-timeouts",
         "liveness-placeholder-allocated-while-running",
+        "liveness-required-node-ask-in-a-removed-queue",
         "maximal-real-ask-waits-for-preempted-placeholder",
         "preemption-order-twin-taken-on-the-node",
         "preemption-reservation-taken-by-required-node-ask",

@@ -345,7 +345,8 @@ def _must_preempt(world: World, rv: RMView, ask: AskView,
     "application may start or runs within every quota and maxapplications on its path (no "
     "user or group limit there), and for which the node's free room with every allocation "
     "on it that it may take covers the ask (its leaf not stateaware, which starts one "
-    "application at a time): not itself a required-node allocation, of a "
+    "application at a time, every queue of its path still configured): not itself a "
+    "required-node allocation, of a "
     "priority at most the ask's, holding a resource type the ask asks for. Guarantees, "
     "fences, offsets, allowPreemptOther, the delay and the partition's preemption switch do "
     "not matter here.",
@@ -381,9 +382,12 @@ def _must_take_over(rv: RMView, ask: AskView) -> str:
             for other in rv.asks.values()):
         return ""
     pm = rv.config.partition(app.partition)
-    levels = [q for q in model.levels(pm, rv.created.get(app.partition, {}), app.path)
-              if q is not None] if pm is not None else []
-    if not levels or any(q.users or q.groups or q.sort_policy == "stateaware" for q in levels):
+    found = model.levels(pm, rv.created.get(app.partition, {}), app.path) \
+        if pm is not None else []
+    levels = [q for q in found if q is not None]
+    if not levels or len(levels) != len(found):
+        return ""  # a queue of its path left the configuration (draining): its max unread
+    if any(q.users or q.groups or q.sort_policy == "stateaware" for q in levels):
         return ""  # limits, or one starting application at a time: not claimed
     if not _quota_allows(rv, ask.app, ask.resource) or _starved(rv, ask.app, ask):
         return ""
