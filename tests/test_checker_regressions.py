@@ -62,6 +62,12 @@ the one the design asks for:
   drain) is below the ask; the ask may not preempt. ``liveness.required_node_served``
   read the path's quotas from the new configuration, which names neither queue; it now
   claims nothing once a queue of the path has left the configuration.
+- ``liveness-required-node-ask-behind-a-backed-off-walk``: the application of a waiting
+  required-node ask also asks, at a higher priority, for a pod no node's free room holds;
+  with ``application.unschedasks.backoff: 1`` every walk of the application backs it off
+  on that pod before it reaches the required-node ask, for good (nothing leaves at
+  rest). ``liveness.required_node_served`` excused only asks behind pods no node could
+  ever hold; it now excuses those behind pods no node's free room holds.
 """
 
 from __future__ import annotations
@@ -81,6 +87,7 @@ def test_the_regression_traces_are_there() -> None:
         "admission-earlier-application-tags-clear-leaf-max",
         "liveness-long-chain-of-timeouts",
         "liveness-placeholder-allocated-while-running",
+        "liveness-required-node-ask-behind-a-backed-off-walk",
         "liveness-required-node-ask-in-a-removed-queue",
         "maximal-real-ask-waits-for-preempted-placeholder",
         "preemption-order-twin-taken-on-the-node",

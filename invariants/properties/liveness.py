@@ -345,7 +345,8 @@ def _must_preempt(world: World, rv: RMView, ask: AskView,
     "application may start or runs within every quota and maxapplications on its path (no "
     "user or group limit there), and for which the node's free room with every allocation "
     "on it that it may take covers the ask (its leaf not stateaware, which starts one "
-    "application at a time, every queue of its path still configured): not itself a "
+    "application at a time, every queue of its path still configured, not behind as many "
+    "asks of its application that fit nowhere as its leaf's backoff counts): not itself a "
     "required-node allocation, of a "
     "priority at most the ask's, holding a resource type the ask asks for. Guarantees, "
     "fences, offsets, allowPreemptOther, the delay and the partition's preemption switch do "
@@ -389,7 +390,7 @@ def _must_take_over(rv: RMView, ask: AskView) -> str:
         return ""  # a queue of its path left the configuration (draining): its max unread
     if any(q.users or q.groups or q.sort_policy == "stateaware" for q in levels):
         return ""  # limits, or one starting application at a time: not claimed
-    if not _quota_allows(rv, ask.app, ask.resource) or _starved(rv, ask.app, ask):
+    if not _quota_allows(rv, ask.app, ask.resource) or _backed_off(rv, ask, levels[0]):
         return ""
     wanted = [k for k, v in ask.resource.items() if v > 0]
     victims = [a for a in rv.allocs_on(node.id)
@@ -403,6 +404,23 @@ def _must_take_over(rv: RMView, ask: AskView) -> str:
     return (f"its required node {node.id} has {qty.show(free)} free and {len(victims)} "
             f"allocation(s) it may take ({', '.join(f'{v.app}/{v.key}' for v in victims)}), "
             f"together enough for {qty.show(ask.resource)}")
+
+
+def _backed_off(rv: RMView, ask: AskView, leaf: model.QueueModel) -> bool:
+    """Behind at least application.unschedasks.backoff asks of its application (of its
+    priority or above) that fit no node's free room: at rest nothing leaves, so each walk
+    backs the application off before it reaches ``ask``, for good."""
+    n = backoff.settings(leaf)[0]
+    if n <= 0:
+        return False
+    app = rv.apps[ask.app]
+    free = [rv.free(x.id) for _, x in sorted(rv.nodes.items())
+            if x.partition == app.partition and x.state == "Schedulable"]
+    stuck = sum(1 for other in rv.asks.values()
+                if other is not ask and other.app == ask.app and other.pending > 0
+                and other.priority >= ask.priority
+                and not any(qty.fits(other.resource, room) for room in free))
+    return stuck >= n
 
 
 CASE_ENDS: tuple[str, ...] = (
