@@ -398,7 +398,7 @@ def removal_prefix(partition: str) -> str:
 
 
 PRIORITY_PROPERTIES = ("priority.offset", "priority.policy", "application.sort.priority")
-"""The queue properties a retuning reload redraws (``configs._priority``)."""
+"""The queue properties a retuning reload redraws (``configs.priority_properties``)."""
 
 
 def configured_queues(data: Any) -> list[tuple[tuple[str, str], dict[str, Any]]]:

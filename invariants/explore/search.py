@@ -427,9 +427,12 @@ def _level(frontier: list[Parent], opts: Options, visited: dict[int, tuple[int, 
     chunks = [(frontier[i:i + size], last) for i in range(0, len(frontier), size)]
     _SHARED.update(opts=opts, visited=visited, memo=memo, chunks=chunks)
     ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(opts.workers) as pool:
-        for part in pool.imap(_expand, range(len(chunks))):
-            yield from part
+    try:
+        with ctx.Pool(opts.workers) as pool:
+            for part in pool.imap(_expand, range(len(chunks))):
+                yield from part
+    finally:
+        del _SHARED["chunks"]  # the level's snapshots go with its frontier
 
 
 def _path(visited: dict[int, tuple[int, int]], fp: int) -> list[int]:

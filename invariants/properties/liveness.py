@@ -208,17 +208,25 @@ def _starved(rv: RMView, app_id: str, ask: AskView) -> bool:
     app = rv.apps[app_id]
     pm = rv.config.partition(app.partition)
     leaf = pm.queues.get(app.path) if pm is not None else None
-    n = backoff.settings(leaf)[0] if leaf is not None else 0
+    if leaf is None:
+        return False
+    rooms = [qty.minus(x.capacity, x.occupied) for x in rv.nodes.values()
+             if x.partition == app.partition and x.state == "Schedulable"]
+    return _behind_backoff(rv, ask, leaf, rooms)
+
+
+def _behind_backoff(rv: RMView, ask: AskView, leaf: model.QueueModel,
+                    rooms: list[dict[str, int]]) -> bool:
+    """Whether at least ``leaf``'s application.unschedasks.backoff other pending asks of
+    ``ask``'s application, of its priority or above, fit none of ``rooms``."""
+    n = backoff.settings(leaf)[0]
     if n <= 0:
         return False
-    nodes = [x for x in rv.nodes.values() if x.partition == app.partition
-             and x.state == "Schedulable"]
-    never = sum(1 for other in rv.asks.values()
-                if other is not ask and other.app == app_id and other.pending > 0
+    stuck = sum(1 for other in rv.asks.values()
+                if other is not ask and other.app == ask.app and other.pending > 0
                 and other.priority >= ask.priority
-                and not any(qty.fits(other.resource, qty.minus(x.capacity, x.occupied))
-                            for x in nodes))
-    return never >= n
+                and not any(qty.fits(other.resource, room) for room in rooms))
+    return stuck >= n
 
 
 def _quota_allows(rv: RMView, app_id: str, r: dict[str, int]) -> bool:
@@ -392,10 +400,7 @@ def _must_take_over(rv: RMView, ask: AskView) -> str:
         return ""  # limits, or one starting application at a time: not claimed
     if not _quota_allows(rv, ask.app, ask.resource) or _backed_off(rv, ask, levels[0]):
         return ""
-    wanted = [k for k, v in ask.resource.items() if v > 0]
-    victims = [a for a in rv.allocs_on(node.id)
-               if a.releasing is None and not a.required_node and a.priority <= ask.priority
-               and any(a.resource.get(k, 0) > 0 for k in wanted)]
+    victims = pre.required_candidates(rv, ask, node.id)
     free = rv.free(node.id)
     if qty.fits(ask.resource, free) or not victims:
         return ""  # room already (liveness.asks_served's business), or nothing to take
@@ -410,17 +415,10 @@ def _backed_off(rv: RMView, ask: AskView, leaf: model.QueueModel) -> bool:
     """Behind at least application.unschedasks.backoff asks of its application (of its
     priority or above) that fit no node's free room: at rest nothing leaves, so each walk
     backs the application off before it reaches ``ask``, for good."""
-    n = backoff.settings(leaf)[0]
-    if n <= 0:
-        return False
-    app = rv.apps[ask.app]
-    free = [rv.free(x.id) for _, x in sorted(rv.nodes.items())
-            if x.partition == app.partition and x.state == "Schedulable"]
-    stuck = sum(1 for other in rv.asks.values()
-                if other is not ask and other.app == ask.app and other.pending > 0
-                and other.priority >= ask.priority
-                and not any(qty.fits(other.resource, room) for room in free))
-    return stuck >= n
+    partition = rv.apps[ask.app].partition
+    rooms = [rv.free(x.id) for _, x in sorted(rv.nodes.items())
+             if x.partition == partition and x.state == "Schedulable"]
+    return _behind_backoff(rv, ask, leaf, rooms)
 
 
 CASE_ENDS: tuple[str, ...] = (

@@ -26,6 +26,7 @@ from invariants.properties.preemptions import (
     fence_root,
     guaranteed,
     queue_chain,
+    required_candidates,
     victim_priority_bound,
 )
 from invariants.readings import arithmetic as qty
@@ -245,11 +246,8 @@ def _required_order(m: Monitor, rv: RMView, subject: str, ask: AskView,
     of one call by creation, which the shim's clock does not show); size is never needed
     (no two allocations are of one age to the core)."""
     taken = {v.uuid for v in victims}
-    wanted = [k for k, v in ask.resource.items() if v]
-    passed = [a for a in rv.allocs.values()
-              if a.node == ask.required_node and a.uuid not in taken and a.releasing is None
-              and not a.required_node and a.priority <= ask.priority
-              and any(a.resource.get(k, 0) for k in wanted)]
+    passed = [a for a in required_candidates(rv, ask, ask.required_node)
+              if a.uuid not in taken]
 
     def before(a: AllocView, b: AllocView) -> bool:
         """Whether ``a`` surely comes before ``b``."""

@@ -337,6 +337,16 @@ def victim_verdict(rv: RMView, part: model.PartitionModel, chain: Sequence[model
 # ---------------------------------------------------------------- judging one decision
 
 
+def required_candidates(rv: RMView, ask: AskView, node: str) -> list[AllocView]:
+    """What a required-node ask may take on ``node`` (behaviour 2.6 step 2): allocations
+    not being released, not required-node ones, of a priority at most the ask's, holding a
+    resource type the ask asks for; in the shim's order."""
+    wanted = [k for k, v in ask.resource.items() if v > 0]
+    return [a for a in rv.allocs_on(node)
+            if a.releasing is None and not a.required_node and a.priority <= ask.priority
+            and any(a.resource.get(k, 0) > 0 for k in wanted)]
+
+
 def _clusters(rv: RMView, partition: str) -> tuple[dict[str, int], dict[str, int]]:
     """Root's max read two ways: every node of the partition, only the schedulable ones."""
     nodes = [n for n in rv.nodes.values() if n.partition == partition]
